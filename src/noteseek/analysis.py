@@ -1,0 +1,222 @@
+"""The one analyzer: turns text into index terms, identically at index and at query time.
+
+Steps, per word found in the original text (so character offsets stay valid for highlighting):
+
+1. Words are runs of letter/digit/underscore characters; runs of CJK characters (Han, kana,
+   Hangul) are separate words because those scripts do not put spaces between words.
+2. Folding: NFKC (full-width and compatibility forms), case folding, and removal of diacritics
+   (``café`` -> ``cafe``), so any spelling of a word meets the same term.
+3. Code identifiers are split: ``getUserById`` gives ``getuserbyid`` plus ``get``, ``user``,
+   ``by``, ``id``; ``parse_json`` gives ``parse_json`` plus ``parse``, ``json``. The whole token
+   keeps exact identifier searches precise while the parts let prose queries find code.
+4. CJK runs become overlapping character bigrams (``東京都`` -> ``東京``, ``京都``); a single
+   CJK character stays a unigram. Bigrams need no dictionary and give good recall for Chinese and
+   Japanese, the approach Lucene's CJKAnalyzer takes.
+5. Snowball stemming (PyStemmer) of the folded Latin-script terms.
+6. Optional stop-word removal (off by default: measured, see docs/evaluation.md).
+
+Every output term is free of whitespace, so the store can index the terms with a tokenizer
+that only splits on spaces, and the same terms come back whichever backend runs the query.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import lru_cache
+
+import Stemmer
+
+# Bump when the output of the analyzer changes: the index manifest records it, and a change
+# triggers a rebuild.
+ANALYZER_VERSION = 1
+
+_CJK = (
+    "\u3040-\u30ff"  # Hiragana, Katakana
+    "\u31f0-\u31ff"  # Katakana phonetic extensions
+    "\u3400-\u4dbf"  # CJK extension A
+    "\u4e00-\u9fff"  # CJK unified ideographs
+    "\uac00-\ud7af"  # Hangul syllables
+    "\uf900-\ufaff"  # CJK compatibility ideographs
+    "\uff66-\uff9f"  # half-width Katakana
+    "\U00020000-\U0002ebef"  # CJK extensions B-F
+)
+# Group 1: a CJK run; group 2: a word of other scripts (letters, digits, marks, underscore).
+_WORD_RE = re.compile(rf"([{_CJK}]+)|([^\W{_CJK}]+)")
+# Parts of an identifier: acronyms before a capitalised word (HTTPServer -> HTTP, Server),
+# capitalised or lower-case words, remaining capitals, digit runs.
+_IDENT_PART_RE = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+|[^\W\d_A-Za-z]+")
+_HAS_INNER_UPPER = re.compile(r"[a-z0-9][A-Z]|[A-Z]{2}[a-z]")
+_COMBINING = re.compile(r"[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]")
+
+# Lucene's classic English stop set: short and conservative.
+ENGLISH_STOPWORDS = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "but",
+        "by",
+        "for",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "no",
+        "not",
+        "of",
+        "on",
+        "or",
+        "such",
+        "that",
+        "the",
+        "their",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "to",
+        "was",
+        "will",
+        "with",
+    ]
+)
+
+
+def fold(word: str) -> str:
+    """NFKC, case folding and diacritic removal for one word (not for CJK runs)."""
+    if word.isascii():
+        return word.lower()
+    folded = unicodedata.normalize("NFKC", word).casefold()
+    if folded.isascii():
+        return folded
+    return unicodedata.normalize("NFC", _COMBINING.sub("", unicodedata.normalize("NFD", folded)))
+
+
+def split_identifier(word: str) -> list[str]:
+    """Parts of a code identifier, in original case; [] when the word is not one."""
+    if "_" in word:
+        parts = [p for p in word.split("_") if p]
+        if len(parts) < 2:
+            return []
+        out: list[str] = []
+        for part in parts:
+            sub = split_identifier(part)
+            out.extend(sub if sub else [part])
+        return out
+    if _HAS_INNER_UPPER.search(word):
+        parts = _IDENT_PART_RE.findall(word)
+        return parts if len(parts) > 1 else []
+    return []
+
+
+def cjk_bigrams(run: str) -> list[str]:
+    if len(run) == 1:
+        return [run]
+    return [run[i : i + 2] for i in range(len(run) - 1)]
+
+
+@dataclass(frozen=True, slots=True)
+class Token:
+    """An index term and the span of the original text it came from."""
+
+    term: str
+    start: int
+    end: int
+
+
+class Analyzer:
+    """Text -> terms. Instances cache per-word results; they are cheap to keep and reuse."""
+
+    def __init__(self, language: str = "english", stopwords: bool = False) -> None:
+        self.language = language
+        self.stopwords = stopwords
+        self._stemmer = Stemmer.Stemmer(language)
+        self._stop: frozenset[str] = (
+            ENGLISH_STOPWORDS if stopwords and language == "english" else frozenset()
+        )
+        self._word_cache: dict[str, tuple[str, ...]] = {}
+        self._stem_word = lru_cache(maxsize=200_000)(self._stemmer.stemWord)
+
+    def settings(self) -> dict[str, object]:
+        """What the index manifest records: a change here means the index must be rebuilt."""
+        return {"version": ANALYZER_VERSION, "language": self.language, "stopwords": self.stopwords}
+
+    # -- index and query terms -------------------------------------------------------------
+
+    def terms(self, text: str) -> list[str]:
+        """All terms of ``text`` in order (the hot path of indexing)."""
+        out: list[str] = []
+        cache = self._word_cache
+        for cjk, word in _WORD_RE.findall(text):
+            if cjk:
+                out.extend(cjk_bigrams(cjk))
+                continue
+            got = cache.get(word)
+            if got is None:
+                got = self._analyze_word(word)
+                if len(cache) < 500_000:
+                    cache[word] = got
+            out.extend(got)
+        return out
+
+    def tokens(self, text: str) -> list[Token]:
+        """Terms with the span of original text each came from (for highlighting)."""
+        out: list[Token] = []
+        for m in _WORD_RE.finditer(text):
+            cjk, word = m.group(1), m.group(2)
+            start = m.start()
+            if cjk:
+                if len(cjk) == 1:
+                    out.append(Token(cjk, start, start + 1))
+                else:
+                    for i in range(len(cjk) - 1):
+                        out.append(Token(cjk[i : i + 2], start + i, start + i + 2))
+                continue
+            for term in self._analyze_word(word):
+                out.append(Token(term, start, m.end()))
+        return out
+
+    def text(self, text: str) -> str:
+        """Terms joined by spaces: the form stored in the keyword index."""
+        return " ".join(self.terms(text))
+
+    def texts(self, texts: Iterable[str]) -> str:
+        return " ".join(" ".join(self.terms(t)) for t in texts)
+
+    def prefix(self, word: str) -> str:
+        """A prefix query term: folded like any word but not stemmed (a stem is no prefix)."""
+        return fold(word)
+
+    def is_stopword(self, term: str) -> bool:
+        return term in self._stop
+
+    def _analyze_word(self, word: str) -> tuple[str, ...]:
+        stem = self._stem_word
+        stop = self._stop
+        whole = fold(word).strip("_")
+        if not whole:
+            return ()
+        parts = split_identifier(word)
+        if not parts:
+            return () if whole in stop else (stem(whole),)
+        out = [stem(whole)] if "_" in whole or whole not in stop else []
+        for part in parts:
+            folded = fold(part)
+            if folded and folded not in stop:
+                out.append(stem(folded))
+        return tuple(out)
+
+
+@lru_cache(maxsize=8)
+def get_analyzer(language: str = "english", stopwords: bool = False) -> Analyzer:
+    """A shared analyzer per setting, so its word cache is reused across calls."""
+    return Analyzer(language, stopwords)

@@ -1,0 +1,343 @@
+"""Heading-aware chunking: turn a parsed document into the pieces that are indexed.
+
+Every section becomes one or more chunks. Small sections stay whole; a long section is cut at
+block boundaries, packing consecutive blocks up to ``max_chars``; a single block that is longer
+than ``max_chars`` on its own is cut at sentence boundaries, then line boundaries, then word or
+hard character boundaries. Code blocks and tables are only ever cut at line boundaries (then
+characters), and only when they alone exceed the limit.
+
+A chunk is always one contiguous range of the source text, so ``text`` is exactly what is in
+the file between its start and end, and non-blank lines are never dropped: every non-blank line
+of the body lies inside some chunk.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from bisect import bisect_right
+from collections.abc import Callable
+from dataclasses import dataclass
+from itertools import pairwise
+
+from noteseek.types import Block, Chunk, ParsedDocument, Section
+
+__all__ = ["CHUNKER_VERSION", "DEFAULT_MAX_CHARS", "chunk_document"]
+
+DEFAULT_MAX_CHARS = 900
+"""Largest chunk, in characters.
+
+Sized for a 256-token embedding model (all-MiniLM-L6-v2 and similar): 256 minus the ``[CLS]``
+and ``[SEP]`` tokens leaves about 254 WordPiece tokens. Mixed Markdown prose and code tokenizes
+at roughly 3.5-4 characters per token (code, paths and punctuation sit at the low end), so
+254 tokens hold about 890-1,000 characters; 900 keeps nearly every chunk inside the window
+without truncation while leaving chunks large enough to carry a whole idea for keyword search.
+"""
+
+CHUNKER_VERSION = "1"
+"""Part of the index manifest: bump when the same document would be chunked differently."""
+
+# Characters trimmed from piece edges. Only ASCII layout whitespace: a line holding a form feed
+# or a no-break space is content for the parser, so it must stay inside a chunk.
+_TRIM = " \t\n"
+# A sentence ends at terminal punctuation (optionally followed by closing quotes or brackets)
+# that is followed by whitespace.
+_SENTENCE_END_RE = re.compile(r"[.!?…。！？][\"'”’)\]]*(?=\s)")
+_FENCE_OPEN_RE = re.compile(r" {0,3}(`{3,}|~{3,})")
+
+
+@dataclass(slots=True)
+class _BlockSpan:
+    """A block and its character range ``[start, end)`` in the document text."""
+
+    block: Block
+    start: int
+    end: int
+
+
+@dataclass(slots=True)
+class _Piece:
+    """A range ``[start, end)`` of the document text inside one block."""
+
+    start: int
+    end: int
+    block: _BlockSpan
+
+
+@dataclass(slots=True)
+class _Unit:
+    """What the packer places: one whole block, or the pieces of a block that was too long."""
+
+    pieces: list[_Piece]
+    whole: bool
+
+
+def chunk_document(
+    doc: ParsedDocument, doc_id: str, max_chars: int = DEFAULT_MAX_CHARS
+) -> list[Chunk]:
+    """Split ``doc`` into heading-aware chunks of at most ``max_chars`` characters each.
+
+    The default, 900, is sized for a 256-token embedding model (see :data:`DEFAULT_MAX_CHARS`).
+    Chunk ids depend only on ``doc_id``, the heading path and the chunk's position among the
+    chunks with that heading path, so editing one section leaves the ids of other sections
+    alone. Empty and frontmatter-only documents give no chunks.
+    """
+    if max_chars < 1:
+        raise ValueError(f"max_chars must be at least 1, got {max_chars}")
+    text = doc.text
+    line_starts = [0]
+    line_starts.extend(match.end() for match in re.finditer("\n", text))
+    line_count = min(doc.line_count, len(line_starts))
+
+    def span(block: Block) -> _BlockSpan | None:
+        if not 1 <= block.start_line <= block.end_line <= line_count:
+            return None
+        start = line_starts[block.start_line - 1]
+        end = line_starts[block.end_line] - 1 if block.end_line < len(line_starts) else len(text)
+        return _BlockSpan(block, start, end)
+
+    groups: list[tuple[tuple[str, ...], list[_Piece]]] = []
+    carried: list[_Piece] = []
+    carried_path: tuple[str, ...] = ()
+    sections = doc.sections
+    for index, section in enumerate(sections):
+        spans = [s for s in map(span, section.blocks) if s is not None]
+        if not spans:
+            continue
+        has_content = any(s.block.kind != "heading" for s in spans)
+        if not has_content and _followed_by_subsection(sections, index):
+            # A heading with nothing under it but a sub-heading is not worth a chunk of its
+            # own; its line joins the sub-heading's first chunk so it stays covered.
+            for s in spans:
+                carried.extend(_split_block(text, s, max_chars))
+            carried_path = section.heading_path
+            continue
+        units = [_Unit([piece], True) for piece in carried]
+        carried = []
+        units.extend(_units(text, spans, max_chars))
+        groups.extend((section.heading_path, group) for group in _pack(units, max_chars))
+    if carried:
+        groups.extend((carried_path, group) for group in _pack([_Unit(carried, False)], max_chars))
+
+    chunks: list[Chunk] = []
+    per_path: dict[tuple[str, ...], int] = {}
+    for path, pieces in groups:
+        start, end = pieces[0].start, pieces[-1].end
+        chunk_text = text[start:end]
+        n = per_path.get(path, 0)
+        per_path[path] = n + 1
+        prose, code = _prose_and_code(text, pieces)
+        chunks.append(
+            Chunk(
+                chunk_id=_chunk_id(doc_id, path, n),
+                ordinal=len(chunks),
+                heading_path=path,
+                start_line=bisect_right(line_starts, start),
+                end_line=bisect_right(line_starts, end - 1),
+                text=chunk_text,
+                prose=prose,
+                code=code,
+                content_hash=hashlib.blake2b(_utf8(chunk_text), digest_size=16).hexdigest(),
+            )
+        )
+    return chunks
+
+
+def _utf8(value: str) -> bytes:
+    # Lone surrogates cannot come from decoded files, but must not make hashing raise.
+    return value.encode("utf-8", "surrogatepass")
+
+
+def _chunk_id(doc_id: str, heading_path: tuple[str, ...], n: int) -> str:
+    # The depth and an unambiguous separator keep ("",) apart from () and ("A > B",) apart
+    # from ("A", "B"): heading text may be empty or contain " > ".
+    key = f"{doc_id}\x1f{len(heading_path)}\x1f{chr(30).join(heading_path)}\x1f{n}"
+    return hashlib.blake2b(_utf8(key), digest_size=8).hexdigest()
+
+
+def _followed_by_subsection(sections: list[Section], index: int) -> bool:
+    return (
+        sections[index].level > 0
+        and index + 1 < len(sections)
+        and sections[index + 1].level > sections[index].level
+    )
+
+
+def _units(text: str, spans: list[_BlockSpan], max_chars: int) -> list[_Unit]:
+    units: list[_Unit] = []
+    for s in spans:
+        if s.end - s.start <= max_chars:
+            units.append(_Unit([_Piece(s.start, s.end, s)], True))
+        else:
+            pieces = _split_block(text, s, max_chars)
+            if pieces:
+                units.append(_Unit(pieces, False))
+    return units
+
+
+def _pack(units: list[_Unit], max_chars: int) -> list[list[_Piece]]:
+    """Greedily fill chunks with consecutive pieces, never exceeding ``max_chars``.
+
+    A whole block that does not fit in the current chunk starts the next one. A block that had
+    to be split starts a fresh chunk too, except after a chunk holding only headings, so a
+    section's heading stays with the start of its text.
+    """
+    groups: list[list[_Piece]] = []
+    current: list[_Piece] = []
+    for unit in units:
+        if not unit.whole and current and any(p.block.block.kind != "heading" for p in current):
+            groups.append(current)
+            current = []
+        for piece in unit.pieces:
+            if current and piece.end - current[0].start <= max_chars:
+                current.append(piece)
+            else:
+                if current:
+                    groups.append(current)
+                current = [piece]
+    if current:
+        groups.append(current)
+    return groups
+
+
+# ------------------------------------------------------------------------------------------
+# Splitting one block
+
+
+_Cutter = Callable[[str, int, int], list[int]]
+"""Returns cut positions strictly inside ``[start, end)``."""
+
+
+def _split_block(text: str, s: _BlockSpan, max_chars: int) -> list[_Piece]:
+    levels: tuple[_Cutter, ...]
+    if s.block.kind in ("code", "table", "html"):
+        # Cutting a code block or a table at a "sentence" inside a line produces fragments
+        # nobody can read; lines are their natural unit.
+        levels = (_line_cuts,)
+    else:
+        levels = (_sentence_cuts, _line_cuts)
+    return [_Piece(a, b, s) for a, b in _split_range(text, s.start, s.end, max_chars, levels)]
+
+
+def _split_range(
+    text: str, start: int, end: int, max_chars: int, levels: tuple[_Cutter, ...]
+) -> list[tuple[int, int]]:
+    """Cut ``[start, end)`` into trimmed ranges of at most ``max_chars``, coarsest cuts first."""
+    start, end = _trim(text, start, end)
+    if start >= end:
+        return []
+    if end - start <= max_chars:
+        return [(start, end)]
+    for depth, cutter in enumerate(levels):
+        cuts = cutter(text, start, end)
+        if cuts:
+            out: list[tuple[int, int]] = []
+            bounds = [start, *cuts, end]
+            for a, b in pairwise(bounds):
+                out.extend(_split_range(text, a, b, max_chars, levels[depth + 1 :]))
+            return out
+    return _hard_split(text, start, end, max_chars)
+
+
+def _sentence_cuts(text: str, start: int, end: int) -> list[int]:
+    return [
+        match.end()
+        for match in _SENTENCE_END_RE.finditer(text, start, end)
+        if start < match.end() < end
+    ]
+
+
+def _line_cuts(text: str, start: int, end: int) -> list[int]:
+    cuts: list[int] = []
+    pos = text.find("\n", start, end)
+    while pos >= 0:
+        if pos > start:
+            cuts.append(pos)
+        pos = text.find("\n", pos + 1, end)
+    return cuts
+
+
+def _hard_split(text: str, start: int, end: int, max_chars: int) -> list[tuple[int, int]]:
+    """Last resort: cut at the last whitespace in the window, or mid-word if there is none."""
+    out: list[tuple[int, int]] = []
+    pos = start
+    while pos < end:
+        pos, stop = _trim(text, pos, end)
+        if pos >= stop:
+            break
+        if stop - pos <= max_chars:
+            out.append((pos, stop))
+            break
+        limit = pos + max_chars
+        cut = max(text.rfind(" ", pos, limit), text.rfind("\t", pos, limit))
+        if cut <= pos + max_chars // 2:
+            cut = limit
+        a, b = _trim(text, pos, cut)
+        if a < b:
+            out.append((a, b))
+        pos = cut
+    return out
+
+
+def _trim(text: str, start: int, end: int) -> tuple[int, int]:
+    while start < end and text[start] in _TRIM:
+        start += 1
+    while end > start and text[end - 1] in _TRIM:
+        end -= 1
+    return start, end
+
+
+# ------------------------------------------------------------------------------------------
+# Chunk fields
+
+
+def _prose_and_code(text: str, pieces: list[_Piece]) -> tuple[str, str]:
+    prose: list[str] = []
+    code: list[str] = []
+    index = 0
+    while index < len(pieces):
+        span = pieces[index].block
+        run_end = index
+        while run_end + 1 < len(pieces) and pieces[run_end + 1].block is span:
+            run_end += 1
+        start, end = pieces[index].start, pieces[run_end].end
+        kind = span.block.kind
+        if kind == "code":
+            code.append(_code_text(text, span, start, end))
+        elif kind != "heading":
+            prose.append(text[start:end])
+        index = run_end + 1
+    return "\n\n".join(p for p in prose if p), "\n".join(c for c in code if c)
+
+
+def _code_text(text: str, span: _BlockSpan, start: int, end: int) -> str:
+    """The code in ``[start, end)`` of a code block: fence lines dropped, indentation removed."""
+    segment = text[start:end]
+    block_text = text[span.start : span.end]
+    fence = _FENCE_OPEN_RE.match(block_text)
+    if fence is None:
+        # Indented code: the four columns of indentation are syntax, not code.
+        return "\n".join(_dedent_code_line(line) for line in segment.split("\n"))
+    first_newline = block_text.find("\n")
+    if first_newline < 0:
+        return ""  # an opening fence alone
+    last_start = span.start + block_text.rfind("\n") + 1
+    marker = fence.group(1)
+    closing = re.fullmatch(
+        r" {0,3}" + re.escape(marker[0]) + "{" + str(len(marker)) + r",}[ \t]*",
+        text[last_start : span.end],
+    )
+    if closing and end > last_start:
+        cut = segment.rfind("\n")
+        segment = segment[:cut] if cut >= 0 else ""
+    if start < span.start + first_newline:
+        cut = segment.find("\n")
+        segment = segment[cut + 1 :] if cut >= 0 else ""
+    return segment
+
+
+def _dedent_code_line(line: str) -> str:
+    if line.startswith("\t"):
+        return line[1:]
+    spaces = len(line) - len(line.lstrip(" "))
+    return line[min(spaces, 4) :]

@@ -1,0 +1,472 @@
+"""The facade every interface calls: index, search, get, status.
+
+The CLI (and later MCP and HTTP) only translate arguments and format what these methods return;
+SQL, analysis and ranking stay behind this class.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from noteseek.analysis import Analyzer, get_analyzer
+from noteseek.config import (
+    ConfigError,
+    LoadedConfig,
+    RootConfig,
+    ad_hoc_root,
+    data_dir,
+    default_index_dir,
+    load_settings,
+)
+from noteseek.indexing.indexer import Indexer, IndexReport, Progress
+from noteseek.indexing.manifest import build_manifest, manifest_changes
+from noteseek.search import keyword
+from noteseek.search.filters import build_filters
+from noteseek.store.base import ChunkRow, FileRow
+from noteseek.store.factory import INDEX_FILE, open_store
+from noteseek.store.sqlite import SQLiteStore
+from noteseek.types import Hit
+
+LAST_INDEX_FILE = "last-index"
+_CHUNK_ID_RE = re.compile(r"^[0-9a-f]{16}$")
+_PATH_LINE_RE = re.compile(r"^(.*):(\d+)$")
+
+
+class NotFound(LookupError):
+    """The requested chunk, document or line does not exist in the index."""
+
+
+class Ambiguous(LookupError):
+    """A path names files in several roots; the message lists them."""
+
+
+@dataclass
+class SearchResponse:
+    query: str
+    hits: list[Hit]
+    took_ms: float
+    total_candidates: int
+    warnings: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "query": self.query,
+            "took_ms": round(self.took_ms, 2),
+            "results": [h.to_dict() for h in self.hits],
+            "warnings": self.warnings,
+        }
+
+
+@dataclass
+class GetResult:
+    kind: str
+    """``chunk``, ``section`` or ``document``."""
+    root: str
+    path: str
+    doc_id: str
+    title: str
+    heading_path: tuple[str, ...]
+    start_line: int
+    end_line: int
+    text: str
+    chunk_ids: list[str]
+    stale: bool = False
+    """The file changed since it was indexed (the text shown is what was indexed)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "root": self.root,
+            "path": self.path,
+            "doc_id": self.doc_id,
+            "title": self.title,
+            "heading_path": list(self.heading_path),
+            "start_line": self.start_line,
+            "end_line": self.end_line,
+            "chunk_ids": self.chunk_ids,
+            "stale": self.stale,
+            "text": self.text,
+        }
+
+
+class Engine:
+    """One index: its settings, its store and every operation on it."""
+
+    def __init__(self, config: LoadedConfig) -> None:
+        self.config = config
+        self.settings = config.settings
+        self.index_dir = config.index_dir
+        self._store: SQLiteStore | None = None
+        self.notices: list[str] = []
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    @property
+    def store(self) -> SQLiteStore:
+        if self._store is None:
+            store, notice = open_store(self.index_dir)
+            if notice:
+                self.notices.append(notice)
+            self._store = store
+        return self._store
+
+    @property
+    def index_exists(self) -> bool:
+        return (self.index_dir / INDEX_FILE).exists()
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+
+    def __enter__(self) -> Engine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- roots -------------------------------------------------------------------------------
+
+    def roots(self) -> dict[str, RootConfig]:
+        """Configured roots plus roots an earlier run added from the command line."""
+        roots = dict(self.settings.roots)
+        if self.index_exists:
+            known = {str(Path(r.path).expanduser().resolve()) for r in roots.values()}
+            for name, path in self.store.roots().items():
+                if name not in roots and path not in known:
+                    roots[name] = RootConfig(path=path)
+        return roots
+
+    def _select_roots(self, names: Sequence[str] | None) -> dict[str, RootConfig]:
+        roots = self.roots()
+        if not names:
+            return roots
+        selected: dict[str, RootConfig] = {}
+        for name in names:
+            if name in roots:
+                selected[name] = roots[name]
+                continue
+            path = Path(name).expanduser()
+            if path.is_dir():
+                root_name, root = ad_hoc_root(path, roots)
+                roots[root_name] = root
+                selected[root_name] = root
+                continue
+            raise ConfigError(
+                f"{name!r} is neither a configured root ({', '.join(sorted(roots)) or 'none'}) "
+                "nor a folder"
+            )
+        return selected
+
+    # -- indexing ----------------------------------------------------------------------------
+
+    def index(
+        self,
+        roots: Sequence[str] | None = None,
+        *,
+        force: bool = False,
+        progress: Progress | None = None,
+    ) -> IndexReport:
+        """Bring the index up to date with the roots (all of them, or the named ones)."""
+        selected = self._select_roots(roots)
+        if not selected:
+            raise ConfigError(
+                "nothing to index: give a folder (noteseek index ~/notes) or configure a "
+                "[roots.<name>] table (noteseek init)"
+            )
+        report = IndexReport()
+        reasons = self._check_manifest()
+        if reasons:
+            report.rebuilt_because = "; ".join(reasons)
+            selected = {**self.roots(), **selected}
+        result = Indexer(self.store, self.settings, self.index_dir).run(
+            selected, force=force, progress=progress, report=report
+        )
+        self._remember_index()
+        return result
+
+    def rebuild(self, progress: Progress | None = None) -> IndexReport:
+        """Drop everything indexed and index every root again from the files."""
+        roots = self.roots()
+        self.store.clear()
+        self.store.set_manifest(build_manifest(self.settings))
+        report = IndexReport(rebuilt_because="requested")
+        return Indexer(self.store, self.settings, self.index_dir).run(
+            roots, force=True, progress=progress, report=report
+        )
+
+    def _check_manifest(self) -> list[str]:
+        """Compare the index's manifest with the settings; clear the index when they differ."""
+        current = build_manifest(self.settings)
+        stored = self.store.manifest()
+        if stored == current:
+            return []
+        reasons = manifest_changes(stored, current) if stored else []
+        if stored:
+            self.store.clear()
+        self.store.set_manifest(current)
+        return reasons
+
+    def _remember_index(self) -> None:
+        """Without a project file, later commands in any folder find this index."""
+        if self.config.project_file is not None or self.settings.index.dir:
+            return
+        with contextlib.suppress(OSError):
+            folder = data_dir()
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / LAST_INDEX_FILE).write_text(str(self.index_dir), encoding="utf-8")
+
+    # -- search ------------------------------------------------------------------------------
+
+    def analyzer(self) -> Analyzer:
+        """The analyzer the index was built with (queries must be analyzed the same way)."""
+        built = self.store.manifest().get("analyzer") if self.index_exists else None
+        if isinstance(built, dict):
+            return get_analyzer(
+                str(built.get("language", "english")), bool(built.get("stopwords", False))
+            )
+        a = self.settings.analysis
+        return get_analyzer(a.language, a.stopwords)
+
+    def search(
+        self,
+        query: str,
+        *,
+        top_k: int | None = None,
+        paths: Iterable[str] = (),
+        tags: Iterable[str] = (),
+        roots: Iterable[str] = (),
+        after: str | float | None = None,
+        before: str | float | None = None,
+        where: Iterable[str] = (),
+        explain: bool = False,
+        with_text: bool = False,
+    ) -> SearchResponse:
+        """Ranked sections for ``query``. Raises ValueError subclasses for bad arguments."""
+        started = time.perf_counter()
+        k = top_k or self.settings.search.top_k
+        if k < 1 or k > 1000:
+            raise ValueError(f"top_k must be between 1 and 1000, got {k}")
+        filters = build_filters(
+            paths=paths, tags=tags, roots=roots, after=after, before=before, where=where
+        )
+        warnings: list[str] = []
+        if not self.index_exists:
+            return SearchResponse(query, [], 0.0, 0, ["the index is empty: run noteseek index"])
+        unknown = [r for r in filters.roots if r not in self.store.roots()]
+        if unknown:
+            raise ValueError(
+                f"unknown root {unknown[0]!r}; indexed roots: {', '.join(self.store.roots())}"
+            )
+        analyzer = self.analyzer()
+        response = keyword.retrieve(self.store, analyzer, query, filters, k, self.settings.search)
+        hits = keyword.to_hits(
+            self.store,
+            analyzer,
+            response,
+            self.settings.search,
+            explain=explain,
+            with_text=with_text,
+        )
+        took = (time.perf_counter() - started) * 1000
+        return SearchResponse(query, hits, took, len(response.results), warnings)
+
+    # -- get ---------------------------------------------------------------------------------
+
+    def get(self, ref: str) -> GetResult:
+        """A chunk by id, the section holding ``path:line``, or a whole document by path."""
+        ref = ref.strip()
+        if not ref:
+            raise ValueError("give a chunk id, a path, or path:line")
+        if _CHUNK_ID_RE.match(ref):
+            row = self.store.chunk_by_id(ref)
+            if row is not None:
+                return _from_chunks("chunk", [row], self._stale(row.file_id))
+        m = _PATH_LINE_RE.match(ref)
+        if m and not Path(ref).exists():
+            file = self._resolve_file(m.group(1))
+            line = int(m.group(2))
+            return self._section_at(file, line)
+        file = self._resolve_file(ref)
+        chunks = self.store.file_chunks(file.file_id)
+        text = self._read_document(file)
+        stale = text is None or self._stale(file.file_id)
+        lines = (text if text is not None else "\n".join(c.text for c in chunks)).split("\n")
+        return GetResult(
+            "document",
+            file.root,
+            file.path,
+            file.doc_id,
+            file.title,
+            (),
+            1,
+            len(lines),
+            "\n".join(lines),
+            [c.chunk_id for c in chunks],
+            stale,
+        )
+
+    def _section_at(self, file: FileRow, line: int) -> GetResult:
+        chunks = self.store.file_chunks(file.file_id)
+        if not chunks:
+            raise NotFound(f"{file.doc_id} has no indexed text")
+        last = max(c.end_line for c in chunks)
+        if line < 1 or line > last:
+            raise NotFound(f"{file.doc_id} has lines 1-{last} indexed; line {line} is outside")
+        holding = [c for c in chunks if c.start_line <= line <= c.end_line]
+        if not holding:
+            # A blank line between chunks: take the chunk that starts after it.
+            holding = [min((c for c in chunks if c.start_line > line), key=lambda c: c.start_line)]
+        target = holding[0]
+        # The whole section: neighbouring pieces of the same heading.
+        i = chunks.index(target)
+        lo = hi = i
+        while lo > 0 and chunks[lo - 1].heading_path == target.heading_path:
+            lo -= 1
+        while hi + 1 < len(chunks) and chunks[hi + 1].heading_path == target.heading_path:
+            hi += 1
+        return _from_chunks("section", chunks[lo : hi + 1], self._stale(file.file_id))
+
+    def _resolve_file(self, ref: str) -> FileRow:
+        candidates = self.store.find_files(ref.replace(os.sep, "/"))
+        if not candidates:
+            # A path on disk (absolute, or relative to the working directory) inside a root.
+            disk = Path(ref).expanduser()
+            real = disk.resolve() if disk.exists() else None
+            if real is not None:
+                for name, root_path in self.store.roots().items():
+                    try:
+                        rel = real.relative_to(Path(root_path))
+                    except ValueError:
+                        continue
+                    candidates = self.store.find_files(rel.as_posix(), root=name)
+                    if candidates:
+                        break
+        if not candidates:
+            raise NotFound(f"no indexed document at {ref!r}")
+        if len(candidates) > 1:
+            ids = ", ".join(c.doc_id for c in candidates)
+            raise Ambiguous(f"{ref!r} is in several roots: {ids}; give one of these ids")
+        return candidates[0]
+
+    def _read_document(self, file: FileRow) -> str | None:
+        try:
+            data = (Path(file.root_path) / file.path).read_bytes()
+        except OSError:
+            return None
+        text = data.decode("utf-8", errors="replace").lstrip("\ufeff")
+        return text.replace("\r\n", "\n").replace("\r", "\n")
+
+    def _stale(self, file_id: int) -> bool:
+        file = self.store.file_row(file_id)
+        if file is None:
+            return True
+        try:
+            st = (Path(file.root_path) / file.path).stat()
+        except OSError:
+            return True
+        return st.st_mtime_ns != file.mtime_ns or st.st_size != file.size
+
+    # -- status ------------------------------------------------------------------------------
+
+    def status(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "index_dir": str(self.index_dir),
+            "index_dir_reason": self.config.index_dir_reason,
+            "exists": self.index_exists,
+            "config_files": [str(p) for p in self.config.files_read],
+        }
+        if not self.index_exists:
+            out.update(
+                roots=[
+                    {"name": n, "path": r.path, "files": 0, "chunks": 0}
+                    for n, r in sorted(self.roots().items())
+                ],
+                files=0,
+                chunks=0,
+                links=0,
+                index_bytes=0,
+                problems=[],
+                last_run=None,
+            )
+            return out
+        stats = self.store.stats()
+        configured = self.settings.roots
+        for root in stats["roots"]:
+            root["configured"] = root["name"] in configured
+        out.update(stats)
+        out["problems"] = [
+            {"root": p.root, "path": p.path, "severity": p.severity, "reason": p.reason}
+            for p in self.store.problems()
+        ]
+        out["last_run"] = self.store.last_run()
+        out["manifest"] = self.store.manifest()
+        out["notices"] = list(self.notices)
+        return out
+
+
+def _from_chunks(kind: str, chunks: list[ChunkRow], stale: bool) -> GetResult:
+    first, last = chunks[0], chunks[-1]
+    return GetResult(
+        kind,
+        first.root,
+        first.path,
+        first.doc_id,
+        first.title,
+        first.heading_path,
+        first.start_line,
+        last.end_line,
+        "\n".join(c.text for c in chunks),
+        [c.chunk_id for c in chunks],
+        stale,
+    )
+
+
+def open_engine(
+    cwd: Path | None = None,
+    config_file: Path | None = None,
+    flags: Mapping[str, Any] | None = None,
+    *,
+    roots: Sequence[str] = (),
+    environ: Mapping[str, str] | None = None,
+) -> Engine:
+    """An engine for the configuration found from ``cwd`` (or ``config_file``).
+
+    ``roots`` are folders (or root names) the caller is about to index: folders that are not
+    configured roots become roots of this index, and without a project file they choose which
+    index (one per set of roots, in the user data dir). Without a project file, configured
+    roots or ``roots``, the index used last is opened, so ``noteseek index ~/notes`` followed
+    by ``noteseek search ...`` just works.
+    """
+    config = load_settings(cwd, config_file, flags, environ)
+    settings = config.settings
+    extra: dict[str, RootConfig] = {}
+    for ref in roots:
+        if ref in settings.roots:
+            continue
+        path = Path(ref).expanduser()
+        if not path.is_absolute() and cwd is not None:
+            path = cwd / path
+        if path.is_dir():
+            name, root = ad_hoc_root(path, {**settings.roots, **extra})
+            extra[name] = root
+    if extra and config.project_file is None and not settings.index.dir:
+        config.index_dir = default_index_dir({**settings.roots, **extra})
+        config.index_dir_reason = "user data dir, keyed by the roots"
+    elif (
+        not settings.roots and not extra and config.project_file is None and not settings.index.dir
+    ):
+        last = data_dir() / LAST_INDEX_FILE
+        with contextlib.suppress(OSError):
+            remembered = Path(last.read_text(encoding="utf-8").strip())
+            if (remembered / INDEX_FILE).exists():
+                config.index_dir = remembered
+                config.index_dir_reason = "the index used last (no project file or roots)"
+    return Engine(config)

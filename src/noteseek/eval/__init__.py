@@ -1,0 +1,1 @@
+"""Measuring ranking quality: datasets in BEIR form, metrics, a runner."""

@@ -1,0 +1,1 @@
+"""Turning roots into index rows: preparation, incremental runs, the index manifest."""

@@ -1,0 +1,305 @@
+"""Incremental indexing of roots into a store.
+
+Per file: stat -> (changed?) read + hash -> parse -> chunk -> analyze -> write. Unchanged files
+(same mtime_ns and size) are skipped without being read; a touched file with the same content
+only has its stat updated; a file that disappeared while a new one with the same content hash
+appeared is a rename and keeps its identity. Parsing runs in worker processes for large runs;
+writes happen here, in batched transactions that never split one file's rows, so a reader (or a
+run killed half-way) never sees half a file.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from noteseek.analysis import get_analyzer
+from noteseek.config import RootConfig, Settings
+from noteseek.indexing.prepare import (
+    Outcome,
+    PrepareSettings,
+    init_worker,
+    prepare_file,
+    prepare_in_worker,
+)
+from noteseek.parse import default_registry
+from noteseek.sources.files import FoundFile, ScanRules, scan_root
+from noteseek.store.base import FileState, WriteRejected
+from noteseek.store.sqlite import SQLiteStore
+
+Progress = Callable[[int, int, str], None]
+"""progress(done, total, current path)."""
+
+# Below this many files to parse, starting worker processes costs more than it saves.
+PARALLEL_MIN_FILES = 200
+BATCH_FILES = 256
+BATCH_SECONDS = 1.0
+
+
+@dataclass
+class IndexReport:
+    """What one run did; printed by the CLI and kept as the index's last run."""
+
+    roots: list[str] = field(default_factory=list)
+    scanned: int = 0
+    added: int = 0
+    updated: int = 0
+    renamed: int = 0
+    touched: int = 0
+    """Files whose stat changed but whose content did not."""
+    removed: int = 0
+    unchanged: int = 0
+    skipped: int = 0
+    chunks_written: int = 0
+    problems: list[dict[str, str]] = field(default_factory=list)
+    """``{"root", "path", "severity", "reason"}``: each file skipped or indexed with a warning."""
+    seconds: float = 0.0
+    rebuilt_because: str | None = None
+    interrupted: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "roots": self.roots,
+            "scanned": self.scanned,
+            "added": self.added,
+            "updated": self.updated,
+            "renamed": self.renamed,
+            "touched": self.touched,
+            "removed": self.removed,
+            "unchanged": self.unchanged,
+            "skipped": self.skipped,
+            "chunks_written": self.chunks_written,
+            "problems": self.problems,
+            "skipped_reasons": dict(
+                Counter(
+                    _reason_kind(p["reason"]) for p in self.problems if p["severity"] == "skipped"
+                )
+            ),
+            "seconds": round(self.seconds, 3),
+            "rebuilt_because": self.rebuilt_because,
+            "interrupted": self.interrupted,
+        }
+
+
+def _reason_kind(reason: str) -> str:
+    return reason.split(":")[0].split(" (")[0]
+
+
+class Indexer:
+    def __init__(self, store: SQLiteStore, settings: Settings, index_dir: Path) -> None:
+        self.store = store
+        self._renamed_ids: set[int] = set()
+        self.settings = settings
+        self.index_dir = index_dir
+        ix = settings.index
+        self.prepare_settings = PrepareSettings(
+            language=settings.analysis.language,
+            stopwords=settings.analysis.stopwords,
+            max_chars=settings.chunking.max_chars,
+            max_file_size=ix.max_file_size,
+        )
+
+    def run(
+        self,
+        roots: Mapping[str, RootConfig],
+        *,
+        force: bool = False,
+        progress: Progress | None = None,
+        report: IndexReport | None = None,
+    ) -> IndexReport:
+        """Bring the index up to date with ``roots``; files of other roots are left alone."""
+        started = time.time()
+        report = report or IndexReport()
+        report.roots = sorted(roots)
+        jobs: list[tuple[FoundFile, str | None]] = []
+        states_by_root: dict[str, dict[str, FileState]] = {}
+        missing_by_root: dict[str, dict[str, FileState]] = {}
+
+        for name, root in roots.items():
+            self.store.ensure_root(name, str(Path(root.path).expanduser().resolve()))
+            scan = scan_root(name, Path(root.path), self._rules(root))
+            report.scanned += len(scan.files)
+            states = self.store.file_states(name)
+            skipped_before = self.store.skipped_states(name)
+            seen: set[str] = set()
+            for found in scan.files:
+                seen.add(found.path)
+                state = states.get(found.path)
+                if not force and state is not None and _same_stat(state, found):
+                    report.unchanged += 1
+                    continue
+                if not force and skipped_before.get(found.path) == (found.mtime_ns, found.size):
+                    report.unchanged += 1
+                    report.skipped += 1
+                    continue
+                jobs.append((found, state.content_hash if state and not force else None))
+            states_by_root[name] = states
+            missing_by_root[name] = {p: s for p, s in states.items() if p not in seen}
+            # Problems of files that are gone, or of scan entries, are replaced wholesale.
+            stale = self.store.problem_paths(name) - seen
+            if stale:
+                self.store.clear_problems(name, stale)
+            for rel, reason in scan.problems:
+                self.store.set_problems(name, rel, [("skipped", reason)])
+                report.problems.append(
+                    {"root": name, "path": rel, "severity": "skipped", "reason": reason}
+                )
+                report.skipped += 1
+
+        # Renames: content that disappeared from one path and appears at another.
+        missing_by_hash: dict[tuple[str, str], FileState] = {}
+        for name, missing in missing_by_root.items():
+            for state in missing.values():
+                missing_by_hash.setdefault((name, state.content_hash), state)
+
+        try:
+            self._process(jobs, states_by_root, missing_by_hash, report, progress)
+        except KeyboardInterrupt:
+            report.interrupted = True
+            raise
+        finally:
+            if not report.interrupted:
+                with self.store.transaction():
+                    for missing in missing_by_root.values():
+                        for state in missing.values():
+                            if state.file_id in self._renamed_ids:
+                                continue
+                            self.store.delete_file(state.file_id)
+                            report.removed += 1
+            report.seconds = time.time() - started
+            self.store.record_run(started, time.time(), report.to_dict())
+        return report
+
+    # -- internals ---------------------------------------------------------------------------
+
+    def _rules(self, root: RootConfig) -> ScanRules:
+        ix = self.settings.index
+        return ScanRules(
+            include=root.include,
+            exclude=root.exclude,
+            include_hidden=ix.include_hidden,
+            gitignore=ix.gitignore,
+            follow_symlinks=ix.follow_symlinks,
+            skip_dirs=frozenset({os.path.realpath(self.index_dir)}),
+        )
+
+    def _outcomes(self, jobs: list[tuple[FoundFile, str | None]]) -> Iterator[Outcome]:
+        workers = self.settings.index.workers or (os.cpu_count() or 1)
+        if workers <= 1 or len(jobs) < PARALLEL_MIN_FILES:
+            analyzer = get_analyzer(self.prepare_settings.language, self.prepare_settings.stopwords)
+            registry = default_registry()
+            for found, known in jobs:
+                yield prepare_file(found, known, self.prepare_settings, analyzer, registry)
+            return
+        with ProcessPoolExecutor(
+            max_workers=workers, initializer=init_worker, initargs=(self.prepare_settings,)
+        ) as pool:
+            try:
+                yield from pool.map(prepare_in_worker, jobs, chunksize=16)
+            except BaseException:
+                pool.shutdown(wait=False, cancel_futures=True)
+                raise
+
+    def _process(
+        self,
+        jobs: list[tuple[FoundFile, str | None]],
+        states_by_root: dict[str, dict[str, FileState]],
+        missing_by_hash: dict[tuple[str, str], FileState],
+        report: IndexReport,
+        progress: Progress | None,
+    ) -> None:
+        self._renamed_ids = set()
+        total = len(jobs)
+        pending: list[Outcome] = []
+        last_commit = time.monotonic()
+        if progress:
+            progress(0, total, "")
+        for done, outcome in enumerate(self._outcomes(jobs), start=1):
+            pending.append(outcome)
+            if progress:
+                progress(done, total, outcome.found.path)
+            if len(pending) >= BATCH_FILES or time.monotonic() - last_commit > BATCH_SECONDS:
+                self._write(pending, states_by_root, missing_by_hash, report)
+                pending = []
+                last_commit = time.monotonic()
+        self._write(pending, states_by_root, missing_by_hash, report)
+
+    def _write(
+        self,
+        outcomes: Iterable[Outcome],
+        states_by_root: dict[str, dict[str, FileState]],
+        missing_by_hash: dict[tuple[str, str], FileState],
+        report: IndexReport,
+    ) -> None:
+        now = time.time()
+        store = self.store
+        with store.transaction():
+            for out in outcomes:
+                found = out.found
+                state = states_by_root[found.root].get(found.path)
+                for severity, reason in out.problems:
+                    report.problems.append(
+                        {
+                            "root": found.root,
+                            "path": found.path,
+                            "severity": severity,
+                            "reason": reason,
+                        }
+                    )
+                store.set_problems(found.root, found.path, out.problems, found.mtime_ns, found.size)
+                if out.kind == "same_content" and state is not None:
+                    store.update_file_stat(state.file_id, found.mtime_ns, found.size)
+                    report.touched += 1
+                elif out.kind == "skipped":
+                    report.skipped += 1
+                    if state is not None:
+                        # It was indexed before and is now unusable: drop the stale copy.
+                        store.delete_file(state.file_id)
+                        report.removed += 1
+                elif out.prepared is not None:
+                    file_id = state.file_id if state is not None else None
+                    kind = "updated"
+                    moved = None
+                    if file_id is None:
+                        moved = missing_by_hash.get((found.root, out.content_hash))
+                        if moved is not None and moved.file_id not in self._renamed_ids:
+                            file_id, kind = moved.file_id, "renamed"
+                        else:
+                            kind = "added"
+                    try:
+                        store.write_file(out.prepared, now, file_id)
+                    except WriteRejected as exc:
+                        reason = str(exc)
+                        store.set_problems(
+                            found.root,
+                            found.path,
+                            [("skipped", reason)],
+                            found.mtime_ns,
+                            found.size,
+                        )
+                        report.problems.append(
+                            {
+                                "root": found.root,
+                                "path": found.path,
+                                "severity": "skipped",
+                                "reason": reason,
+                            }
+                        )
+                        report.skipped += 1
+                        continue
+                    if kind == "renamed" and moved is not None:
+                        del missing_by_hash[(found.root, out.content_hash)]
+                        self._renamed_ids.add(moved.file_id)
+                        store.clear_problems(found.root, [moved.path])
+                    setattr(report, kind, getattr(report, kind) + 1)
+                    report.chunks_written += len(out.prepared.chunks)
+
+
+def _same_stat(state: FileState, found: FoundFile) -> bool:
+    return state.mtime_ns == found.mtime_ns and state.size == found.size

@@ -1,0 +1,230 @@
+"""Read, check, parse, chunk and analyze one file: everything before the write.
+
+Runs in worker processes for large runs, so it takes and returns plain picklable data and
+never raises for a bad file: it returns an :class:`Outcome` whose problems say what was wrong.
+"""
+
+from __future__ import annotations
+
+import codecs
+import hashlib
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from pathlib import PurePosixPath
+from typing import Any, Literal
+
+from noteseek.analysis import Analyzer, get_analyzer
+from noteseek.chunking import chunk_document
+from noteseek.parse import default_registry
+from noteseek.parse.registry import ParserRegistry
+from noteseek.sources.files import FoundFile
+from noteseek.types import Chunk, FileRecord, IndexedChunk, ParsedDocument, PreparedFile
+
+OutcomeKind = Literal["prepared", "same_content", "skipped"]
+
+# Frontmatter fields that say when a note last changed, most specific first.
+MODIFIED_KEYS = ("updated", "modified", "lastmod", "last_modified", "date")
+
+
+@dataclass(frozen=True, slots=True)
+class PrepareSettings:
+    language: str
+    stopwords: bool
+    max_chars: int
+    max_file_size: int
+
+
+@dataclass(slots=True)
+class Outcome:
+    found: FoundFile
+    kind: OutcomeKind
+    content_hash: str = ""
+    prepared: PreparedFile | None = None
+    problems: list[tuple[str, str]] = field(default_factory=list)
+    """(severity, reason): severity ``skipped`` (not indexed) or ``warning`` (indexed)."""
+
+
+_STATE: dict[str, Any] = {}
+
+
+def init_worker(settings: PrepareSettings) -> None:
+    """Process-pool initializer: build the analyzer and parsers once per process."""
+    _STATE["settings"] = settings
+    _STATE["analyzer"] = get_analyzer(settings.language, settings.stopwords)
+    _STATE["registry"] = default_registry()
+
+
+def prepare_in_worker(job: tuple[FoundFile, str | None]) -> Outcome:
+    found, known_hash = job
+    return prepare_file(
+        found, known_hash, _STATE["settings"], _STATE["analyzer"], _STATE["registry"]
+    )
+
+
+def prepare_file(
+    found: FoundFile,
+    known_hash: str | None,
+    settings: PrepareSettings,
+    analyzer: Analyzer,
+    registry: ParserRegistry,
+) -> Outcome:
+    """Turn one found file into rows to write, or into a reason it was skipped.
+
+    ``known_hash`` is the stored content hash of this path: equal content (a touched file)
+    needs only its stat updated, so it is not parsed again.
+    """
+    if found.size > settings.max_file_size:
+        return _skip(
+            found, f"larger than the size limit ({found.size:,} > {settings.max_file_size:,} bytes)"
+        )
+    parser = registry.parser_for(found.path)
+    if parser is None:
+        return _skip(found, "no parser for this file type")
+    try:
+        with open(found.abspath, "rb") as fh:
+            data = fh.read(settings.max_file_size + 1)
+    except OSError as exc:
+        return _skip(found, f"unreadable: {exc.strerror or exc}")
+    if len(data) > settings.max_file_size:
+        return _skip(found, f"larger than the size limit (> {settings.max_file_size:,} bytes)")
+    content_hash = hashlib.blake2b(data, digest_size=16).hexdigest()
+    if known_hash is not None and known_hash == content_hash:
+        return Outcome(found, "same_content", content_hash)
+
+    text, problems = _decode(data)
+    if text is None:
+        return Outcome(found, "skipped", content_hash, problems=problems)
+    if not text.strip():
+        problems.append(("skipped", "empty file"))
+        return Outcome(found, "skipped", content_hash, problems=problems)
+
+    try:
+        doc = parser(text, found.path)
+    except Exception as exc:  # a parser bug must not stop the run
+        problems.append(("skipped", f"parser failed: {type(exc).__name__}: {exc}"))
+        return Outcome(found, "skipped", content_hash, problems=problems)
+    problems.extend(("warning", w) for w in doc.warnings)
+
+    doc_id = f"{found.root}/{found.path}"
+    chunks = chunk_document(doc, doc_id, settings.max_chars)
+    if not chunks:
+        chunks = [_metadata_chunk(doc, doc_id)]
+        problems.append(("warning", "no body text: indexed by its title and metadata only"))
+
+    record = FileRecord(
+        root=found.root,
+        path=found.path,
+        doc_id=doc_id,
+        title=doc.title,
+        mtime_ns=found.mtime_ns,
+        size=found.size,
+        content_hash=content_hash,
+        modified=modified_time(doc.frontmatter, found.mtime_ns),
+        aliases=doc.aliases,
+        tags=doc.tags,
+        frontmatter=doc.frontmatter,
+        parser=getattr(parser, "name", type(parser).__name__),
+        warnings=[reason for _, reason in problems],
+    )
+    fields = document_fields(doc, found.path, analyzer)
+    indexed = [IndexedChunk(c, chunk_fields(c, fields, analyzer)) for c in chunks]
+    return Outcome(
+        found,
+        "prepared",
+        content_hash,
+        PreparedFile(record, indexed, list(doc.links)),
+        problems,
+    )
+
+
+def document_fields(doc: ParsedDocument, path: str, analyzer: Analyzer) -> tuple[str, str, str]:
+    """Analyzed title, aliases and tags: the same for every chunk of a document."""
+    stem = PurePosixPath(path).stem
+    names = list(doc.aliases)
+    # The file name is how people often remember a note; index it when the title differs.
+    if stem.casefold() != doc.title.casefold():
+        names.append(stem)
+    return analyzer.text(doc.title), analyzer.texts(names), analyzer.texts(doc.tags)
+
+
+def chunk_fields(
+    chunk: Chunk, doc_fields: tuple[str, str, str], analyzer: Analyzer
+) -> tuple[str, str, str, str, str, str]:
+    title, aliases, tags = doc_fields
+    return (
+        title,
+        aliases,
+        analyzer.texts(chunk.heading_path),
+        tags,
+        analyzer.text(chunk.prose),
+        analyzer.text(chunk.code),
+    )
+
+
+def modified_time(frontmatter: dict[str, Any], mtime_ns: int) -> float:
+    """The note's own last-changed date when its frontmatter has one, else the file's mtime."""
+    for key in MODIFIED_KEYS:
+        value = frontmatter.get(key)
+        when = _as_timestamp(value)
+        if when is not None:
+            return when
+    return mtime_ns / 1e9
+
+
+def _as_timestamp(value: Any) -> float | None:
+    if isinstance(value, datetime):
+        return value.timestamp()
+    if isinstance(value, date):
+        return datetime(value.year, value.month, value.day).timestamp()
+    if isinstance(value, int | float) and not isinstance(value, bool) and value > 10**9:
+        # Epoch seconds or milliseconds (Dendron writes milliseconds).
+        return float(value) / (1000.0 if value > 10**11 else 1.0)
+    if isinstance(value, str) and value.strip():
+        try:
+            return datetime.fromisoformat(value.strip().replace("Z", "+00:00")).timestamp()
+        except ValueError:
+            return None
+    return None
+
+
+def _decode(data: bytes) -> tuple[str | None, list[tuple[str, str]]]:
+    problems: list[tuple[str, str]] = []
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        try:
+            return data.decode("utf-16"), problems
+        except UnicodeDecodeError:
+            return None, [("skipped", "invalid UTF-16 text")]
+    if b"\x00" in data[:8192]:
+        return None, [("skipped", "binary content (NUL bytes)")]
+    try:
+        return data.decode("utf-8"), problems
+    except UnicodeDecodeError as exc:
+        problems.append(
+            (
+                "warning",
+                f"invalid UTF-8 at byte {exc.start}: decoded with replacement characters",
+            )
+        )
+        return data.decode("utf-8", errors="replace"), problems
+
+
+def _skip(found: FoundFile, reason: str) -> Outcome:
+    return Outcome(found, "skipped", problems=[("skipped", reason)])
+
+
+def _metadata_chunk(doc: ParsedDocument, doc_id: str) -> Chunk:
+    """A chunk for a document without body text, so its title and tags are still findable."""
+    end = max(1, doc.body_start_line - 1)
+    lines = doc.text.split("\n")[:end]
+    text = "\n".join(lines)
+    return Chunk(
+        chunk_id=hashlib.blake2b(f"{doc_id}\x1f\x1fmeta".encode(), digest_size=8).hexdigest(),
+        ordinal=0,
+        heading_path=(),
+        start_line=1,
+        end_line=end,
+        text=text,
+        prose="",
+        code="",
+        content_hash=hashlib.blake2b(text.encode(), digest_size=16).hexdigest(),
+    )

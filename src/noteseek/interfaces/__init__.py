@@ -1,0 +1,1 @@
+"""Adapters over the engine: CLI (and later MCP, HTTP)."""

@@ -1,0 +1,436 @@
+"""The ``noteseek`` command: a thin layer over :class:`noteseek.Engine`.
+
+Exit codes: 0 success (files skipped for bad input are reported, not failures); 1 nothing found
+(search without results, get of an unknown id/path/line); 2 usage or configuration error (bad
+option, bad query, bad filter, invalid config); 3 no index or nothing to index yet; 130
+interrupted (Ctrl-C; the index stays consistent and the next run resumes).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
+
+from noteseek.config import INIT_TEMPLATE, PROJECT_FILE, ConfigError
+from noteseek.engine import Ambiguous, Engine, NotFound, open_engine
+from noteseek.indexing.indexer import IndexReport
+from noteseek.search.filters import FilterError
+from noteseek.search.query import QuerySyntaxError
+
+EXIT_OK, EXIT_NOT_FOUND, EXIT_USAGE, EXIT_NO_INDEX, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+
+app = typer.Typer(
+    name="noteseek",
+    help="Local-first search over Markdown notes, docs and agent memory.",
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode="rich",
+    pretty_exceptions_enable=False,
+)
+config_app = typer.Typer(help="Inspect the resolved configuration.", no_args_is_help=True)
+app.add_typer(config_app, name="config")
+
+out = Console(highlight=False, soft_wrap=True)
+err = Console(stderr=True, highlight=False)
+
+
+class State:
+    config_file: Path | None = None
+    flags: dict[str, Any] = {}  # noqa: RUF012 - one CLI invocation per process
+
+
+@app.callback()
+def _main(
+    config: Annotated[
+        Path | None, typer.Option("--config", "-c", help="Project config file to use.")
+    ] = None,
+    index_dir: Annotated[
+        Path | None, typer.Option("--index-dir", help="Index folder (overrides index.dir).")
+    ] = None,
+) -> None:
+    State.config_file = config
+    State.flags = {"index.dir": str(index_dir)} if index_dir else {}
+
+
+def _fail(message: str, code: int) -> typer.Exit:
+    err.print(f"[bold red]error:[/] {escape(message)}")
+    return typer.Exit(code)
+
+
+@contextmanager
+def _engine(roots: list[str] | None = None) -> Iterator[Engine]:
+    try:
+        engine = open_engine(Path.cwd(), State.config_file, State.flags, roots=roots or [])
+    except ConfigError as exc:
+        raise _fail(str(exc), EXIT_USAGE) from None
+    try:
+        yield engine
+    except ConfigError as exc:
+        raise _fail(str(exc), EXIT_USAGE) from None
+    except (QuerySyntaxError, FilterError, ValueError) as exc:
+        raise _fail(str(exc), EXIT_USAGE) from None
+    except (NotFound, Ambiguous) as exc:
+        raise _fail(str(exc.args[0] if exc.args else exc), EXIT_NOT_FOUND) from None
+    except KeyboardInterrupt:
+        err.print("interrupted: the index is consistent; run the command again to finish")
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+    finally:
+        for notice in engine.notices:
+            err.print(f"[yellow]note:[/] {escape(notice)}")
+        engine.close()
+
+
+# -- init ------------------------------------------------------------------------------------
+
+
+@app.command()
+def init(
+    path: Annotated[str, typer.Option(help="Folder of notes for the first root.")] = ".",
+    force: Annotated[bool, typer.Option(help="Overwrite an existing file.")] = False,
+) -> None:
+    """Write a commented .noteseek.toml in the current folder."""
+    target = Path.cwd() / PROJECT_FILE
+    if target.exists() and not force:
+        raise _fail(f"{target} exists (use --force to overwrite)", EXIT_USAGE)
+    target.write_text(INIT_TEMPLATE.format(path=path.replace('"', '\\"')), encoding="utf-8")
+    out.print(f"wrote {target}\nnext: noteseek index")
+
+
+# -- index -----------------------------------------------------------------------------------
+
+
+@app.command()
+def index(
+    roots: Annotated[
+        list[str] | None, typer.Argument(help="Root names or folders (default: all roots).")
+    ] = None,
+    force: Annotated[bool, typer.Option(help="Re-read every file, even unchanged ones.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+) -> None:
+    """Index roots incrementally: unchanged files are skipped, changed ones replaced."""
+    with _engine(roots) as engine, _progress(as_json) as progress:
+        report = engine.index(roots or None, force=force, progress=progress)
+    _print_report(report, as_json, engine)
+
+
+@app.command()
+def rebuild(
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+) -> None:
+    """Drop the index and build it again from the files."""
+    with _engine() as engine:
+        if not engine.roots():
+            raise _fail("nothing to rebuild: no roots configured or indexed", EXIT_NO_INDEX)
+        with _progress(as_json) as progress:
+            report = engine.rebuild(progress=progress)
+    _print_report(report, as_json, engine)
+
+
+@contextmanager
+def _progress(quiet: bool) -> Iterator[Any]:
+    """A progress bar on a terminal, plain log lines every few seconds otherwise."""
+    if quiet:
+        yield None
+        return
+    if err.is_terminal:
+        bar = Progress(
+            TextColumn("[bold]indexing"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeRemainingColumn(),
+            TextColumn("{task.fields[path]}", style="dim"),
+            console=err,
+            transient=True,
+        )
+        with bar:
+            task = bar.add_task("index", total=None, path="")
+
+            def update(done: int, total: int, path: str) -> None:
+                bar.update(task, completed=done, total=total or None, path=path[-50:])
+
+            yield update
+        return
+    last = [0.0]
+
+    def log(done: int, total: int, path: str) -> None:
+        now = time.monotonic()
+        if done == total or now - last[0] >= 2.0:
+            last[0] = now
+            err.print(f"indexed {done}/{total} files to parse")
+
+    yield log
+
+
+def _print_report(report: IndexReport, as_json: bool, engine: Engine) -> None:
+    data = report.to_dict()
+    data["index_dir"] = str(engine.index_dir)
+    if as_json:
+        out.print_json(json.dumps(data, ensure_ascii=False))
+        return
+    if report.rebuilt_because:
+        err.print(f"[yellow]rebuilt the index:[/] {escape(report.rebuilt_because)}")
+    parts = [
+        f"{report.added} added",
+        f"{report.updated} updated",
+        f"{report.renamed} renamed",
+        f"{report.removed} removed",
+        f"{report.unchanged} unchanged",
+        f"{report.skipped} skipped",
+    ]
+    if report.touched:
+        parts.insert(3, f"{report.touched} touched (same content)")
+    out.print(
+        f"[bold]{report.scanned}[/] files in {', '.join(report.roots)}: "
+        f"{', '.join(parts)} in {report.seconds:.2f}s"
+    )
+    problems = report.problems
+    for p in problems[:20]:
+        style = "red" if p["severity"] == "skipped" else "yellow"
+        out.print(
+            f"  [{style}]{p['severity']}[/] {escape(p['root'])}/{escape(p['path'])}: "
+            f"{escape(p['reason'])}"
+        )
+    if len(problems) > 20:
+        out.print(f"  ... and {len(problems) - 20} more (noteseek status --json lists all)")
+
+
+# -- search ----------------------------------------------------------------------------------
+
+
+@app.command()
+def search(
+    query: Annotated[
+        str | None, typer.Argument(help='Words, "phrases", -excluded, prefix*')
+    ] = None,
+    top_k: Annotated[int | None, typer.Option("--top-k", "-k", min=1, max=1000)] = None,
+    path: Annotated[
+        list[str] | None, typer.Option("--path", help="Path glob (repeatable).")
+    ] = None,
+    tag: Annotated[
+        list[str] | None, typer.Option("--tag", help="Tag, incl. nested (repeatable).")
+    ] = None,
+    root: Annotated[
+        list[str] | None, typer.Option("--root", help="Root name (repeatable).")
+    ] = None,
+    after: Annotated[
+        str | None, typer.Option(help="Modified on/after: 2026-01-31, 7d, today.")
+    ] = None,
+    before: Annotated[str | None, typer.Option(help="Modified before this date.")] = None,
+    where: Annotated[
+        list[str] | None, typer.Option("--where", help="Frontmatter key=value or key!=value.")
+    ] = None,
+    explain: Annotated[bool, typer.Option(help="Show matched terms and per-field scores.")] = False,
+    full: Annotated[bool, typer.Option(help="Include each section's full text.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print results as JSON.")] = False,
+    queries: Annotated[
+        Path | None,
+        typer.Option(help='JSONL file of {"_id", "text"} queries; prints one JSON line each.'),
+    ] = None,
+) -> None:
+    """Search the index; results are sections ranked best first."""
+    if (query is None) == (queries is None):
+        raise _fail("give a query, or --queries FILE (not both)", EXIT_USAGE)
+    opts: dict[str, Any] = dict(
+        top_k=top_k,
+        paths=path or (),
+        tags=tag or (),
+        roots=root or (),
+        after=after,
+        before=before,
+        where=where or (),
+        explain=explain,
+        with_text=full,
+    )
+    with _engine() as engine:
+        if not engine.index_exists:
+            raise _fail(
+                "no index yet: run `noteseek index <folder>` (or `noteseek init`)", EXIT_NO_INDEX
+            )
+        if queries is not None:
+            _batch(engine, queries, opts)
+            return
+        assert query is not None
+        response = engine.search(query, **opts)
+    if as_json:
+        out.print_json(json.dumps(response.to_dict(), ensure_ascii=False))
+    else:
+        _print_hits(response.hits, explain, full)
+        err.print(f"[dim]{len(response.hits)} results in {response.took_ms:.1f} ms[/]")
+    if not response.hits:
+        raise typer.Exit(EXIT_NOT_FOUND)
+
+
+def _batch(engine: Engine, path: Path, opts: dict[str, Any]) -> None:
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise _fail(f"cannot read {path}: {exc.strerror}", EXIT_USAGE) from None
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+            qid, text = str(item["_id"]), str(item["text"])
+        except (ValueError, KeyError, TypeError):
+            raise _fail(
+                f'{path}:{number}: expected a JSON object with "_id" and "text"', EXIT_USAGE
+            ) from None
+        response = engine.search(text, **opts)
+        record = {"query_id": qid, "results": [h.to_dict() for h in response.hits]}
+        sys.stdout.write(json.dumps(record, ensure_ascii=False) + "\n")
+    sys.stdout.flush()
+
+
+def _rich_snippet(snippet: str) -> str:
+    """Turn the ``**`` highlight markers into rich markup (the rest escaped)."""
+    parts = snippet.split("**")
+    return "".join(
+        f"[bold yellow]{escape(p)}[/]" if i % 2 else escape(p) for i, p in enumerate(parts)
+    )
+
+
+def _print_hits(hits: list[Any], explain: bool, full: bool) -> None:
+    for hit in hits:
+        lines = (
+            f"{hit.start_line}-{hit.end_line}"
+            if hit.end_line != hit.start_line
+            else str(hit.start_line)
+        )
+        heading = f"  [cyan]{escape(hit.heading)}[/]" if hit.heading_path else ""
+        out.print(
+            f"[bold]{hit.rank:>2}. {escape(hit.title)}[/]  [green]{escape(hit.root)}/"
+            f"{escape(hit.path)}:{lines}[/]{heading}  [dim]{hit.score:.3f}  {hit.chunk_id}[/]"
+        )
+        out.print(f"    {_rich_snippet(hit.snippet)}")
+        if full and hit.text:
+            out.print(escape(hit.text))
+        if explain and hit.explain:
+            kw = hit.explain["keyword"]
+            fields = ", ".join(f"{k} {v:.2f}" for k, v in kw["fields"].items() if v)
+            out.print(
+                f"    [dim]bm25 {kw['bm25']:.3f} ({kw['match']}); terms: "
+                f"{', '.join(kw['matched_terms']) or '-'}; fields: {fields or '-'}[/]"
+            )
+
+
+# -- get, status, config -----------------------------------------------------------------------
+
+
+@app.command()
+def get(
+    ref: Annotated[str, typer.Argument(help="Chunk id, path, or path:line.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
+) -> None:
+    """Print a chunk, the section holding a line, or a whole document."""
+    with _engine() as engine:
+        if not engine.index_exists:
+            raise _fail("no index yet: run `noteseek index <folder>`", EXIT_NO_INDEX)
+        result = engine.get(ref)
+    if as_json:
+        out.print_json(json.dumps(result.to_dict(), ensure_ascii=False))
+        return
+    heading = " > ".join(result.heading_path)
+    err.print(
+        f"[bold]{escape(result.title)}[/]  [green]{escape(result.doc_id)}:"
+        f"{result.start_line}-{result.end_line}[/]"
+        + (f"  [cyan]{escape(heading)}[/]" if heading else "")
+        + ("  [yellow](file changed since indexing)[/]" if result.stale else "")
+    )
+    sys.stdout.write(result.text + ("\n" if not result.text.endswith("\n") else ""))
+
+
+@app.command()
+def status(
+    as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
+) -> None:
+    """Roots, counts, problems with reasons, index size and the last run."""
+    with _engine() as engine:
+        data = engine.status()
+    if as_json:
+        out.print_json(json.dumps(data, ensure_ascii=False, default=str))
+        return
+    out.print(
+        f"[bold]index[/] {escape(data['index_dir'])} ([dim]{escape(data['index_dir_reason'])}[/])"
+    )
+    if not data["exists"]:
+        out.print("no index yet: run `noteseek index`")
+        return
+    table = Table("root", "path", "files", "chunks", box=None)
+    for r in data["roots"]:
+        table.add_row(escape(r["name"]), escape(r["path"]), str(r["files"]), str(r["chunks"]))
+    out.print(table)
+    out.print(
+        f"{data['files']} files, {data['chunks']} chunks, {data['links']} links, "
+        f"{data['index_bytes'] / 1e6:.1f} MB"
+    )
+    run = data.get("last_run")
+    if run:
+        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(run["finished"]))
+        out.print(
+            f"last run {when}: {run['added']} added, {run['updated']} updated, "
+            f"{run['removed']} removed, {run['skipped']} skipped in {run['seconds']}s"
+        )
+    problems = data["problems"]
+    if problems:
+        out.print(f"[bold]{len(problems)} problems[/]")
+        for p in problems:
+            style = "red" if p["severity"] == "skipped" else "yellow"
+            out.print(
+                f"  [{style}]{p['severity']}[/] {escape(p['root'])}/{escape(p['path'])}: "
+                f"{escape(p['reason'])}"
+            )
+
+
+@config_app.command("show")
+def config_show(
+    as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
+) -> None:
+    """Every resolved setting and the layer it came from (default, user, project, env, flag)."""
+    with _engine() as engine:
+        cfg = engine.config
+        rows = cfg.flat()[:-1]
+        files = {
+            "user": str(cfg.user_file),
+            "project": str(cfg.project_file) if cfg.project_file else None,
+        }
+    if as_json:
+        payload = {
+            "files": files,
+            "index_dir": str(engine.index_dir),
+            "index_dir_reason": engine.config.index_dir_reason,
+            "values": [{"key": k, "value": v, "layer": layer} for k, v, layer in rows],
+        }
+        out.print_json(json.dumps(payload, ensure_ascii=False))
+        return
+    out.print(f"user file:    {escape(str(files['user']))}")
+    out.print(f"project file: {escape(str(files['project'] or '(none found)'))}")
+    out.print(
+        f"index dir:    {escape(str(engine.index_dir))} ({escape(engine.config.index_dir_reason)})"
+    )
+    table = Table("key", "value", "layer", box=None)
+    for key, value, layer in rows:
+        table.add_row(escape(key), escape(json.dumps(value, ensure_ascii=False)), layer)
+    out.print(table)
+
+
+def main() -> None:
+    try:
+        app()
+    except KeyboardInterrupt:
+        err.print("interrupted")
+        sys.exit(EXIT_INTERRUPTED)
+
+
+if __name__ == "__main__":
+    main()

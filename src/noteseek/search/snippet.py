@@ -1,0 +1,110 @@
+"""Snippets made from the original text, with the words that matched the query highlighted.
+
+The chunk text is analyzed again (same analyzer) with character offsets, so highlighting
+follows stemming and folding: a query for ``cafe`` highlights ``Cafés`` in the note.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from noteseek.analysis import Analyzer
+
+_SPACE_RE = re.compile(r"\s+")
+ELLIPSIS = "…"
+
+
+def matched_spans(
+    text: str, terms: set[str], prefixes: Sequence[str], analyzer: Analyzer
+) -> list[tuple[int, int, str]]:
+    """(start, end, term) of every word of ``text`` whose term the query asked for."""
+    spans: list[tuple[int, int, str]] = []
+    last: tuple[int, int] | None = None
+    for tok in analyzer.tokens(text):
+        hit = tok.term in terms or any(tok.term.startswith(p) for p in prefixes)
+        if not hit:
+            continue
+        if last is not None and tok.start < last[1]:
+            # Overlapping terms of one word (identifier parts, CJK bigrams): one span.
+            if tok.end > last[1]:
+                spans[-1] = (spans[-1][0], tok.end, spans[-1][2])
+                last = (last[0], tok.end)
+            continue
+        spans.append((tok.start, tok.end, tok.term))
+        last = (tok.start, tok.end)
+    return spans
+
+
+def make_snippet(
+    text: str,
+    terms: set[str],
+    prefixes: Sequence[str],
+    analyzer: Analyzer,
+    width: int = 220,
+    markers: tuple[str, str] = ("**", "**"),
+) -> tuple[str, list[str]]:
+    """The best window of about ``width`` characters and the distinct terms it matched."""
+    spans = matched_spans(text, terms, prefixes, analyzer)
+    if not spans:
+        return _collapse(_cut(text, 0, width)), []
+    start, end = _best_window(spans, width, len(text))
+    s, e = _snap(text, start, end)
+    out: list[str] = []
+    pos = s
+    for a, b, _ in spans:
+        if a < s or b > e:
+            continue
+        out.append(text[pos:a])
+        out.append(f"{markers[0]}{text[a:b]}{markers[1]}")
+        pos = b
+    out.append(text[pos:e])
+    body = _collapse("".join(out))
+    prefix = ELLIPSIS if s > 0 else ""
+    suffix = ELLIPSIS if e < len(text) else ""
+    matched = sorted({t for a, b, t in spans if a >= s and b <= e})
+    return f"{prefix}{body}{suffix}", matched
+
+
+def _best_window(spans: list[tuple[int, int, str]], width: int, length: int) -> tuple[int, int]:
+    """The window holding the most distinct matched terms (then the most matches)."""
+    best_key = (-1, -1)
+    best_i = 0
+    for i, (a, _, _) in enumerate(spans):
+        distinct: set[str] = set()
+        count = 0
+        for _, b_end, term in spans[i:]:
+            if b_end - a > width:
+                break
+            distinct.add(term)
+            count += 1
+        if (len(distinct), count) > best_key:
+            best_key, best_i = (len(distinct), count), i
+    first = spans[best_i][0]
+    # Some context before the first match, the rest after it.
+    start = max(0, first - min(width // 4, first))
+    return start, min(length, start + width)
+
+
+def _snap(text: str, start: int, end: int) -> tuple[int, int]:
+    """Move the window ends to whitespace so no word is cut in half."""
+    if start > 0:
+        ws = text.rfind(" ", max(0, start - 20), start)
+        nl = text.rfind("\n", max(0, start - 20), start)
+        cut = max(ws, nl)
+        start = cut + 1 if cut >= 0 else start
+    if end < len(text):
+        cuts = [
+            p for p in (text.find(" ", end, end + 20), text.find("\n", end, end + 20)) if p >= 0
+        ]
+        end = min(cuts) if cuts else end
+    return start, end
+
+
+def _cut(text: str, start: int, width: int) -> str:
+    s, e = _snap(text, start, min(len(text), start + width))
+    return text[s:e] + (ELLIPSIS if e < len(text) else "")
+
+
+def _collapse(text: str) -> str:
+    return _SPACE_RE.sub(" ", text).strip()

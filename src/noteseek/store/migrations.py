@@ -1,0 +1,101 @@
+"""SQLite schema, versioned by ``PRAGMA user_version``: migration N brings version N-1 to N.
+
+The index is a cache of the files, so a database from a newer noteseek (a version we do not
+know) is rebuilt rather than trusted.
+"""
+
+from __future__ import annotations
+
+# The FTS table holds analyzed terms (see analysis.py), so its tokenizer only has to split on
+# whitespace: every Unicode category but separators and controls is a token character.
+FTS_TOKENIZER = "unicode61 remove_diacritics 0 categories 'L* N* Co M* P* S*'"
+
+MIGRATIONS: list[str] = [
+    # 1: the first schema
+    f"""
+    CREATE TABLE meta (
+        key   TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+    );
+    CREATE TABLE roots (
+        id   INTEGER PRIMARY KEY,
+        name TEXT NOT NULL UNIQUE,
+        path TEXT NOT NULL
+    );
+    CREATE TABLE files (
+        id           INTEGER PRIMARY KEY,
+        root_id      INTEGER NOT NULL REFERENCES roots(id) ON DELETE CASCADE,
+        path         TEXT NOT NULL,
+        doc_id       TEXT NOT NULL UNIQUE,
+        title        TEXT NOT NULL,
+        aliases      TEXT NOT NULL DEFAULT '[]',
+        tags         TEXT NOT NULL DEFAULT '[]',
+        frontmatter  TEXT NOT NULL DEFAULT '{{}}',
+        mtime_ns     INTEGER NOT NULL,
+        size         INTEGER NOT NULL,
+        content_hash TEXT NOT NULL,
+        modified     REAL NOT NULL,
+        parser       TEXT NOT NULL DEFAULT '',
+        warnings     TEXT NOT NULL DEFAULT '[]',
+        indexed_at   REAL NOT NULL,
+        UNIQUE (root_id, path)
+    );
+    CREATE INDEX files_hash ON files(content_hash);
+    CREATE INDEX files_modified ON files(modified);
+    CREATE TABLE chunks (
+        id           INTEGER PRIMARY KEY,
+        chunk_id     TEXT NOT NULL UNIQUE,
+        file_id      INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+        ordinal      INTEGER NOT NULL,
+        heading_path TEXT NOT NULL,
+        start_line   INTEGER NOT NULL,
+        end_line     INTEGER NOT NULL,
+        text         TEXT NOT NULL,
+        content_hash TEXT NOT NULL
+    );
+    CREATE INDEX chunks_file ON chunks(file_id, ordinal);
+    CREATE INDEX chunks_hash ON chunks(content_hash);
+    CREATE TABLE tags (
+        file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+        tag     TEXT NOT NULL,
+        PRIMARY KEY (file_id, tag)
+    ) WITHOUT ROWID;
+    CREATE INDEX tags_tag ON tags(tag);
+    CREATE TABLE links (
+        file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+        target  TEXT NOT NULL,
+        kind    TEXT NOT NULL,
+        anchor  TEXT,
+        display TEXT,
+        line    INTEGER NOT NULL
+    );
+    CREATE INDEX links_file ON links(file_id);
+    CREATE INDEX links_target ON links(target);
+    CREATE TABLE problems (
+        root_id  INTEGER NOT NULL REFERENCES roots(id) ON DELETE CASCADE,
+        path     TEXT NOT NULL,
+        severity TEXT NOT NULL,
+        reason   TEXT NOT NULL,
+        mtime_ns INTEGER NOT NULL DEFAULT 0,
+        size     INTEGER NOT NULL DEFAULT 0,
+        at       REAL NOT NULL,
+        PRIMARY KEY (root_id, path, reason)
+    );
+    CREATE TABLE runs (
+        id       INTEGER PRIMARY KEY,
+        started  REAL NOT NULL,
+        finished REAL NOT NULL,
+        summary  TEXT NOT NULL
+    );
+    CREATE VIRTUAL TABLE chunks_fts USING fts5(
+        title, aliases, headings, tags, body, code,
+        tokenize = "{FTS_TOKENIZER}",
+        prefix = '2 3 4'
+    );
+    CREATE TRIGGER chunks_fts_delete AFTER DELETE ON chunks BEGIN
+        DELETE FROM chunks_fts WHERE rowid = old.id;
+    END;
+    """,
+]
+
+SCHEMA_VERSION = len(MIGRATIONS)

@@ -1,0 +1,635 @@
+"""The embedded store: one SQLite file in WAL mode with an FTS5 table of analyzed terms.
+
+Keyword ranking is FTS5's BM25 with one weight per field (title, aliases, headings, tags, body,
+code). Filters are SQL conditions in the same statement as the MATCH, so they apply before the
+``LIMIT`` and never starve a filtered query of results.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from pathspec import GitIgnoreSpec
+
+from noteseek.store.base import (
+    ChunkRow,
+    FileRow,
+    FileState,
+    IndexCorrupt,
+    MatchMode,
+    Problem,
+    WriteRejected,
+)
+from noteseek.store.migrations import MIGRATIONS, SCHEMA_VERSION
+from noteseek.types import Clause, Filters, KeywordQuery, PreparedFile
+
+HEADING_SEP = "\x1f"
+
+_CHUNK_COLUMNS = """
+    c.id, c.chunk_id, c.ordinal, c.heading_path, c.start_line, c.end_line, c.text,
+    c.content_hash, f.id, r.name, f.path, f.doc_id, f.title, f.modified
+"""
+_CHUNK_FROM = "chunks c JOIN files f ON f.id = c.file_id JOIN roots r ON r.id = f.root_id"
+_FILE_COLUMNS = """
+    f.id, r.name, r.path, f.path, f.doc_id, f.title, f.aliases, f.tags, f.frontmatter,
+    f.mtime_ns, f.size, f.content_hash, f.modified, f.warnings, f.indexed_at
+"""
+
+
+class SQLiteStore:
+    """A :class:`noteseek.store.base.Store` in one SQLite file.
+
+    One connection per instance; calls are serialised by a lock so the instance may be shared
+    between threads. Other processes can open the same file concurrently (WAL: readers never
+    block the writer).
+    """
+
+    def __init__(self, path: Path | str, *, readonly: bool = False) -> None:
+        self.path = str(path)
+        self.readonly = readonly
+        self.created = not Path(self.path).exists() or Path(self.path).stat().st_size == 0
+        self._lock = threading.RLock()
+        self._depth = 0
+        try:
+            self._conn = self._connect()
+            self._migrate()
+        except sqlite3.DatabaseError as exc:
+            raise IndexCorrupt(f"{self.path}: {exc}") from exc
+
+    # -- connection and schema -------------------------------------------------------------
+
+    def _connect(self) -> sqlite3.Connection:
+        if not self.readonly:
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        uri = f"file:{self.path}{'?mode=ro' if self.readonly else ''}"
+        conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+        conn.execute("PRAGMA busy_timeout = 10000")
+        if not self.readonly:
+            conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute("PRAGMA foreign_keys = ON")
+        conn.execute("PRAGMA temp_store = MEMORY")
+        conn.execute("PRAGMA cache_size = -65536")
+        conn.execute("PRAGMA mmap_size = 268435456")
+        conn.create_function("ns_path_match", 2, _path_match, deterministic=True)
+        return conn
+
+    def _migrate(self) -> None:
+        version = self._conn.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:
+            raise IndexCorrupt(
+                f"index schema version {version} is newer than this noteseek ({SCHEMA_VERSION})"
+            )
+        if version == SCHEMA_VERSION:
+            return
+        if self.readonly:
+            raise IndexCorrupt(f"index schema version {version} needs a migration")
+        for target in range(version + 1, SCHEMA_VERSION + 1):
+            with self.transaction():
+                for statement in _split_sql(MIGRATIONS[target - 1]):
+                    self._conn.execute(statement)
+                self._conn.execute(f"PRAGMA user_version = {target}")
+
+    def close(self) -> None:
+        with self._lock:
+            try:
+                if not self.readonly:
+                    self._conn.execute("PRAGMA optimize")
+            except sqlite3.Error:
+                pass
+            self._conn.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """A write transaction (nested calls join the outer one)."""
+        with self._lock:
+            if self._depth:
+                # Nested: a savepoint, so a failed inner write leaves the outer batch intact.
+                name = f"sp{self._depth}"
+                self._conn.execute(f"SAVEPOINT {name}")
+                self._depth += 1
+                try:
+                    yield
+                except BaseException:
+                    self._conn.execute(f"ROLLBACK TO {name}")
+                    self._conn.execute(f"RELEASE {name}")
+                    raise
+                else:
+                    self._conn.execute(f"RELEASE {name}")
+                finally:
+                    self._depth -= 1
+                return
+            self._conn.execute("BEGIN IMMEDIATE")
+            self._depth = 1
+            try:
+                yield
+            except BaseException:
+                self._depth = 0
+                self._conn.execute("ROLLBACK")
+                raise
+            else:
+                self._depth = 0
+                self._conn.execute("COMMIT")
+
+    def _q(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> list[Any]:
+        with self._lock:
+            return self._conn.execute(sql, params).fetchall()
+
+    # -- manifest and roots ------------------------------------------------------------------
+
+    def manifest(self) -> dict[str, Any]:
+        row = self._q("SELECT value FROM meta WHERE key = 'manifest'")
+        return dict(json.loads(row[0][0])) if row else {}
+
+    def set_manifest(self, manifest: Mapping[str, Any]) -> None:
+        with self.transaction():
+            self._conn.execute(
+                "INSERT OR REPLACE INTO meta(key, value) VALUES ('manifest', ?)",
+                (json.dumps(manifest, sort_keys=True),),
+            )
+
+    def clear(self) -> None:
+        """Drop every indexed document (a rebuild starts from here)."""
+        with self.transaction():
+            self._conn.execute("DELETE FROM chunks_fts")
+            self._conn.execute("DELETE FROM chunks")
+            self._conn.execute("DELETE FROM files")
+            self._conn.execute("DELETE FROM problems")
+
+    def ensure_root(self, name: str, path: str) -> int:
+        with self.transaction():
+            row = self._conn.execute(
+                "SELECT id, path FROM roots WHERE name = ?", (name,)
+            ).fetchone()
+            if row:
+                if row[1] != path:
+                    # The root now points elsewhere: what was indexed under it is stale.
+                    self._conn.execute("DELETE FROM files WHERE root_id = ?", (row[0],))
+                    self._conn.execute("UPDATE roots SET path = ? WHERE id = ?", (path, row[0]))
+                return int(row[0])
+            cur = self._conn.execute("INSERT INTO roots(name, path) VALUES (?, ?)", (name, path))
+            return int(cur.lastrowid or 0)
+
+    def roots(self) -> dict[str, str]:
+        return {name: path for name, path in self._q("SELECT name, path FROM roots ORDER BY name")}
+
+    def remove_root(self, name: str) -> None:
+        with self.transaction():
+            ids = [r[0] for r in self._conn.execute("SELECT id FROM roots WHERE name = ?", (name,))]
+            for rid in ids:
+                self._conn.execute(
+                    "DELETE FROM chunks WHERE file_id IN (SELECT id FROM files WHERE root_id = ?)",
+                    (rid,),
+                )
+                self._conn.execute("DELETE FROM roots WHERE id = ?", (rid,))
+
+    def _root_id(self, name: str) -> int:
+        row = self._conn.execute("SELECT id FROM roots WHERE name = ?", (name,)).fetchone()
+        if row is None:
+            raise KeyError(f"unknown root {name!r}")
+        return int(row[0])
+
+    # -- writes ------------------------------------------------------------------------------
+
+    def file_states(self, root: str) -> dict[str, FileState]:
+        rows = self._q(
+            "SELECT f.id, f.path, f.mtime_ns, f.size, f.content_hash FROM files f "
+            "JOIN roots r ON r.id = f.root_id WHERE r.name = ?",
+            (root,),
+        )
+        return {r[1]: FileState(r[0], r[1], r[2], r[3], r[4]) for r in rows}
+
+    def write_file(self, prepared: PreparedFile, indexed_at: float, file_id: int | None) -> int:
+        """Replace one file's rows (metadata, chunks, keyword fields, tags, links).
+
+        ``file_id`` reuses an existing row (a changed or renamed file) so its identity stays.
+        Call inside :meth:`transaction` so a reader never sees half a file.
+        """
+        try:
+            return self._write_file(prepared, indexed_at, file_id)
+        except sqlite3.IntegrityError as exc:
+            raise WriteRejected(f"could not be stored: {exc}") from exc
+
+    def _write_file(self, prepared: PreparedFile, indexed_at: float, file_id: int | None) -> int:
+        rec = prepared.record
+        conn = self._conn
+        with self.transaction():
+            root_id = self._root_id(rec.root)
+            values = (
+                root_id,
+                rec.path,
+                rec.doc_id,
+                rec.title,
+                json.dumps(rec.aliases, ensure_ascii=False),
+                json.dumps(rec.tags, ensure_ascii=False),
+                json.dumps(rec.frontmatter, ensure_ascii=False, default=str),
+                rec.mtime_ns,
+                rec.size,
+                rec.content_hash,
+                rec.modified,
+                rec.parser,
+                json.dumps(rec.warnings, ensure_ascii=False),
+                indexed_at,
+            )
+            if file_id is not None:
+                conn.execute("DELETE FROM chunks WHERE file_id = ?", (file_id,))
+                conn.execute("DELETE FROM tags WHERE file_id = ?", (file_id,))
+                conn.execute("DELETE FROM links WHERE file_id = ?", (file_id,))
+                conn.execute(
+                    "UPDATE files SET root_id=?, path=?, doc_id=?, title=?, aliases=?, tags=?, "
+                    "frontmatter=?, mtime_ns=?, size=?, content_hash=?, modified=?, parser=?, "
+                    "warnings=?, indexed_at=? WHERE id = ?",
+                    (*values, file_id),
+                )
+            else:
+                cur = conn.execute(
+                    "INSERT INTO files(root_id, path, doc_id, title, aliases, tags, frontmatter, "
+                    "mtime_ns, size, content_hash, modified, parser, warnings, indexed_at) "
+                    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    values,
+                )
+                file_id = int(cur.lastrowid or 0)
+            for item in prepared.chunks:
+                ch = item.chunk
+                cur = conn.execute(
+                    "INSERT INTO chunks(chunk_id, file_id, ordinal, heading_path, start_line, "
+                    "end_line, text, content_hash) VALUES (?,?,?,?,?,?,?,?)",
+                    (
+                        ch.chunk_id,
+                        file_id,
+                        ch.ordinal,
+                        HEADING_SEP.join(ch.heading_path),
+                        ch.start_line,
+                        ch.end_line,
+                        ch.text,
+                        ch.content_hash,
+                    ),
+                )
+                conn.execute(
+                    "INSERT INTO chunks_fts(rowid, title, aliases, headings, tags, body, code) "
+                    "VALUES (?,?,?,?,?,?,?)",
+                    (cur.lastrowid, *item.fields),
+                )
+            tags = {t.casefold() for t in rec.tags}
+            conn.executemany(
+                "INSERT OR IGNORE INTO tags(file_id, tag) VALUES (?, ?)",
+                [(file_id, t) for t in sorted(tags)],
+            )
+            conn.executemany(
+                "INSERT INTO links(file_id, target, kind, anchor, display, line) "
+                "VALUES (?,?,?,?,?,?)",
+                [(file_id, k.target, k.kind, k.anchor, k.display, k.line) for k in prepared.links],
+            )
+        return file_id
+
+    def update_file_stat(self, file_id: int, mtime_ns: int, size: int) -> None:
+        with self.transaction():
+            self._conn.execute(
+                "UPDATE files SET mtime_ns = ?, size = ? WHERE id = ?", (mtime_ns, size, file_id)
+            )
+
+    def delete_file(self, file_id: int) -> None:
+        with self.transaction():
+            # Chunks first, so the trigger removes their keyword rows.
+            self._conn.execute("DELETE FROM chunks WHERE file_id = ?", (file_id,))
+            self._conn.execute("DELETE FROM files WHERE id = ?", (file_id,))
+
+    def set_problems(
+        self,
+        root: str,
+        path: str,
+        problems: Iterable[tuple[str, str]],
+        mtime_ns: int = 0,
+        size: int = 0,
+    ) -> None:
+        """Replace the problems recorded for one file with ``(severity, reason)`` pairs.
+
+        The file's stat is kept so that an unchanged skipped file is not read again.
+        """
+        with self.transaction():
+            root_id = self._root_id(root)
+            self._conn.execute(
+                "DELETE FROM problems WHERE root_id = ? AND path = ?", (root_id, path)
+            )
+            now = time.time()
+            self._conn.executemany(
+                "INSERT OR REPLACE INTO problems(root_id, path, severity, reason, mtime_ns, "
+                "size, at) VALUES (?,?,?,?,?,?,?)",
+                [(root_id, path, sev, reason, mtime_ns, size, now) for sev, reason in problems],
+            )
+
+    def skipped_states(self, root: str) -> dict[str, tuple[int, int]]:
+        """Stat of files that were skipped (not indexed) last time, by path."""
+        rows = self._q(
+            "SELECT p.path, p.mtime_ns, p.size FROM problems p JOIN roots r ON r.id = p.root_id "
+            "WHERE r.name = ? AND p.severity = 'skipped'",
+            (root,),
+        )
+        return {r[0]: (r[1], r[2]) for r in rows}
+
+    def clear_problems(self, root: str, paths: Iterable[str] | None = None) -> None:
+        with self.transaction():
+            root_id = self._root_id(root)
+            if paths is None:
+                self._conn.execute("DELETE FROM problems WHERE root_id = ?", (root_id,))
+            else:
+                self._conn.executemany(
+                    "DELETE FROM problems WHERE root_id = ? AND path = ?",
+                    [(root_id, p) for p in paths],
+                )
+
+    def problem_paths(self, root: str) -> set[str]:
+        rows = self._q(
+            "SELECT DISTINCT p.path FROM problems p JOIN roots r ON r.id = p.root_id "
+            "WHERE r.name = ?",
+            (root,),
+        )
+        return {r[0] for r in rows}
+
+    def record_run(self, started: float, finished: float, summary: Mapping[str, Any]) -> None:
+        with self.transaction():
+            self._conn.execute(
+                "INSERT INTO runs(started, finished, summary) VALUES (?,?,?)",
+                (started, finished, json.dumps(summary, ensure_ascii=False)),
+            )
+            # Keep a short history only.
+            self._conn.execute(
+                "DELETE FROM runs WHERE id NOT IN (SELECT id FROM runs ORDER BY id DESC LIMIT 20)"
+            )
+
+    # -- keyword search ----------------------------------------------------------------------
+
+    def keyword_search(
+        self,
+        query: KeywordQuery,
+        mode: MatchMode,
+        filters: Filters,
+        limit: int,
+        weights: Sequence[float],
+    ) -> list[tuple[int, float]]:
+        """Top ``limit`` (chunk rowid, BM25 score) pairs, best first, filters applied inside."""
+        expr = fts_expression(query, mode)
+        if expr is None:
+            return []
+        where, params = _filter_sql(filters)
+        if where:
+            sql = (
+                "SELECT c.id, -bm25(chunks_fts, ?, ?, ?, ?, ?, ?) AS score "
+                "FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid "
+                "JOIN files f ON f.id = c.file_id "
+                f"WHERE chunks_fts MATCH ? {where} ORDER BY score DESC LIMIT ?"
+            )
+        else:
+            # No filter: no join, so rows that will not make the top k cost no lookups.
+            sql = (
+                "SELECT rowid, -bm25(chunks_fts, ?, ?, ?, ?, ?, ?) AS score FROM chunks_fts "
+                "WHERE chunks_fts MATCH ? ORDER BY score DESC LIMIT ?"
+            )
+        rows = self._q(sql, (*weights, expr, *params, limit))
+        return [(int(r[0]), float(r[1])) for r in rows]
+
+    def field_scores(
+        self, query: KeywordQuery, mode: MatchMode, rowids: Sequence[int], weights: Sequence[float]
+    ) -> dict[int, list[float]]:
+        """BM25 of each field alone (the others weighted 0) for the given chunks: --explain."""
+        expr = fts_expression(query, mode)
+        if expr is None or not rowids:
+            return {}
+        n = len(weights)
+        cols = []
+        params: list[Any] = []
+        for i in range(n):
+            cols.append(f"-bm25(chunks_fts, {', '.join('?' * n)})")
+            params.extend(w if j == i else 0.0 for j, w in enumerate(weights))
+        marks = ",".join("?" * len(rowids))
+        sql = (
+            f"SELECT rowid, {', '.join(cols)} FROM chunks_fts "
+            f"WHERE chunks_fts MATCH ? AND rowid IN ({marks})"
+        )
+        rows = self._q(sql, (*params, expr, *rowids))
+        return {int(r[0]): [float(x) for x in r[1:]] for r in rows}
+
+    # -- reads -------------------------------------------------------------------------------
+
+    def chunk_rows(self, rowids: Sequence[int]) -> list[ChunkRow]:
+        if not rowids:
+            return []
+        marks = ",".join("?" * len(rowids))
+        rows = self._q(
+            f"SELECT {_CHUNK_COLUMNS} FROM {_CHUNK_FROM} WHERE c.id IN ({marks})", rowids
+        )
+        by_id = {r[0]: _chunk_row(r) for r in rows}
+        return [by_id[i] for i in rowids if i in by_id]
+
+    def chunk_by_id(self, chunk_id: str) -> ChunkRow | None:
+        rows = self._q(
+            f"SELECT {_CHUNK_COLUMNS} FROM {_CHUNK_FROM} WHERE c.chunk_id = ?", (chunk_id,)
+        )
+        return _chunk_row(rows[0]) if rows else None
+
+    def file_chunks(self, file_id: int) -> list[ChunkRow]:
+        rows = self._q(
+            f"SELECT {_CHUNK_COLUMNS} FROM {_CHUNK_FROM} WHERE c.file_id = ? ORDER BY c.ordinal",
+            (file_id,),
+        )
+        return [_chunk_row(r) for r in rows]
+
+    def find_files(self, path: str, root: str | None = None) -> list[FileRow]:
+        """Files whose root-relative path, or ``root/path`` doc id, is ``path``."""
+        sql = f"SELECT {_FILE_COLUMNS} FROM files f JOIN roots r ON r.id = f.root_id WHERE "
+        if root is not None:
+            rows = self._q(sql + "r.name = ? AND f.path = ?", (root, path))
+        else:
+            rows = self._q(sql + "f.path = ? OR f.doc_id = ? ORDER BY r.name", (path, path))
+        return [_file_row(r) for r in rows]
+
+    def file_row(self, file_id: int) -> FileRow | None:
+        rows = self._q(
+            f"SELECT {_FILE_COLUMNS} FROM files f JOIN roots r ON r.id = f.root_id WHERE f.id = ?",
+            (file_id,),
+        )
+        return _file_row(rows[0]) if rows else None
+
+    def iter_files(self) -> Iterator[FileRow]:
+        rows = self._q(
+            f"SELECT {_FILE_COLUMNS} FROM files f JOIN roots r ON r.id = f.root_id "
+            "ORDER BY r.name, f.path"
+        )
+        return (_file_row(r) for r in rows)
+
+    def problems(self) -> list[Problem]:
+        rows = self._q(
+            "SELECT r.name, p.path, p.severity, p.reason, p.at FROM problems p "
+            "JOIN roots r ON r.id = p.root_id ORDER BY r.name, p.path"
+        )
+        return [Problem(r[0], r[1], r[2], r[3], r[4]) for r in rows]
+
+    def stats(self) -> dict[str, Any]:
+        per_root = self._q(
+            "SELECT r.name, r.path, "
+            "(SELECT count(*) FROM files f WHERE f.root_id = r.id), "
+            "(SELECT count(*) FROM chunks c JOIN files f ON f.id = c.file_id "
+            " WHERE f.root_id = r.id) FROM roots r ORDER BY r.name"
+        )
+        size = 0
+        for suffix in ("", "-wal", "-shm"):
+            with contextlib.suppress(OSError):
+                size += os.path.getsize(self.path + suffix)
+        return {
+            "roots": [
+                {"name": r[0], "path": r[1], "files": r[2], "chunks": r[3]} for r in per_root
+            ],
+            "files": sum(r[2] for r in per_root),
+            "chunks": sum(r[3] for r in per_root),
+            "links": self._q("SELECT count(*) FROM links")[0][0],
+            "index_bytes": size,
+        }
+
+    def last_run(self) -> dict[str, Any] | None:
+        rows = self._q("SELECT started, finished, summary FROM runs ORDER BY id DESC LIMIT 1")
+        if not rows:
+            return None
+        return {"started": rows[0][0], "finished": rows[0][1], **json.loads(rows[0][2])}
+
+
+# -- helpers ---------------------------------------------------------------------------------
+
+
+def fts_expression(query: KeywordQuery, mode: MatchMode) -> str | None:
+    """The FTS5 MATCH string for an analyzed query, every term quoted (no syntax injection).
+
+    ``all``: every clause must match. ``any``: quoted phrases must match, at least one of the
+    other clauses must. Excluded clauses are subtracted with ``NOT``.
+    """
+    required = [_clause_expr(c) for c in query.clauses if c.required or mode == "all"]
+    optional = [_clause_expr(c) for c in query.clauses if not (c.required or mode == "all")]
+    parts = [p for p in required if p]
+    opt = [p for p in optional if p]
+    if opt:
+        parts.append(opt[0] if len(opt) == 1 else "(" + " OR ".join(opt) + ")")
+    if not parts:
+        return None
+    expr = " AND ".join(parts)
+    excluded = [e for e in (_clause_expr(c) for c in query.excluded) if e]
+    if excluded:
+        expr = f"({expr}) NOT ({' OR '.join(excluded)})"
+    return expr
+
+
+def _clause_expr(clause: Clause) -> str:
+    alts = []
+    for alt in clause.alternatives:
+        if not alt:
+            continue
+        phrase = '"' + " ".join(t.replace('"', '""') for t in alt) + '"'
+        alts.append(phrase + ("*" if clause.prefix else ""))
+    if not alts:
+        return ""
+    return alts[0] if len(alts) == 1 else "(" + " OR ".join(alts) + ")"
+
+
+def _filter_sql(filters: Filters) -> tuple[str, list[Any]]:
+    conds: list[str] = []
+    params: list[Any] = []
+    if filters.paths:
+        conds.append("ns_path_match(?, f.path)")
+        params.append("\n".join(filters.paths))
+    if filters.roots:
+        conds.append(
+            "f.root_id IN (SELECT id FROM roots WHERE name IN "
+            f"({','.join('?' * len(filters.roots))}))"
+        )
+        params.extend(filters.roots)
+    for tag in filters.tags:
+        folded = tag.lstrip("#").casefold()
+        conds.append(
+            "EXISTS (SELECT 1 FROM tags t WHERE t.file_id = f.id AND "
+            "(t.tag = ? OR substr(t.tag, 1, ?) = ?))"
+        )
+        params.extend([folded, len(folded) + 1, folded + "/"])
+    if filters.after is not None:
+        conds.append("f.modified >= ?")
+        params.append(filters.after)
+    if filters.before is not None:
+        conds.append("f.modified < ?")
+        params.append(filters.before)
+    for key, op, value in filters.where:
+        path = '$."' + key.replace('"', '\\"') + '"'
+        exists = (
+            "EXISTS (SELECT 1 FROM json_each(f.frontmatter, ?) j WHERE "
+            "lower(CASE j.type WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' "
+            "ELSE CAST(j.value AS TEXT) END) = lower(?))"
+        )
+        conds.append(exists if op == "=" else f"NOT {exists}")
+        params.extend([path, value])
+    return ("AND " + " AND ".join(conds) if conds else ""), params
+
+
+@lru_cache(maxsize=64)
+def _spec(patterns: str) -> GitIgnoreSpec:
+    return GitIgnoreSpec.from_lines(patterns.split("\n"))
+
+
+def _path_match(patterns: str, path: str) -> bool:
+    return _spec(patterns).match_file(path)
+
+
+def _chunk_row(r: Sequence[Any]) -> ChunkRow:
+    heading = tuple(r[3].split(HEADING_SEP)) if r[3] else ()
+    return ChunkRow(
+        r[0], r[1], r[2], heading, r[4], r[5], r[6], r[7], r[8], r[9], r[10], r[11], r[12], r[13]
+    )
+
+
+def _file_row(r: Sequence[Any]) -> FileRow:
+    return FileRow(
+        r[0],
+        r[1],
+        r[2],
+        r[3],
+        r[4],
+        r[5],
+        json.loads(r[6]),
+        json.loads(r[7]),
+        json.loads(r[8]),
+        r[9],
+        r[10],
+        r[11],
+        r[12],
+        json.loads(r[13]),
+        r[14],
+    )
+
+
+def _split_sql(script: str) -> list[str]:
+    """Statements of a migration script (triggers keep their inner semicolons)."""
+    statements: list[str] = []
+    buf: list[str] = []
+    in_trigger = False
+    for line in script.splitlines():
+        if not line.strip():
+            continue
+        buf.append(line)
+        if re.match(r"\s*CREATE TRIGGER", line, re.I):
+            in_trigger = True
+        if in_trigger:
+            if re.match(r"\s*END;\s*$", line, re.I):
+                statements.append("\n".join(buf))
+                buf, in_trigger = [], False
+        elif line.rstrip().endswith(";"):
+            statements.append("\n".join(buf))
+            buf = []
+    if buf and "".join(buf).strip():
+        statements.append("\n".join(buf))
+    return statements

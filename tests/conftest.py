@@ -1,0 +1,45 @@
+"""Shared fixtures: isolated user dirs, example vault, shared data locations."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+EXAMPLE_VAULT = REPO / "examples" / "vault"
+SHARED_DATA = REPO.parent / "shared" / "data"
+
+
+@pytest.fixture(autouse=True)
+def isolated_user_dirs(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Path:
+    """No test reads or writes the real user config/data dirs or NOTESEEK_* settings."""
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(home / "data"))
+    monkeypatch.setenv("HOME", str(home))
+    import os
+
+    for key in list(os.environ):
+        if key.upper().startswith("NOTESEEK_"):
+            monkeypatch.delenv(key)
+    return home
+
+
+@pytest.fixture
+def vault(tmp_path: Path) -> Path:
+    """A private copy of the example vault that a test may change."""
+    target = tmp_path / "vault"
+    shutil.copytree(EXAMPLE_VAULT, target)
+    return target
+
+
+def shared(path: str) -> Path:
+    """A folder of ../shared/data, or skip the test with a clear message when it is absent."""
+    target = SHARED_DATA / path
+    if not target.exists():
+        pytest.skip(f"shared data {target} is absent (CI has it)")
+    return target

@@ -1,0 +1,34 @@
+"""Small helpers for building engines over temporary folders."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from noteseek.engine import Engine, open_engine
+
+
+def project(tmp: Path, roots: dict[str, Path], extra: str = "") -> Path:
+    """Write a .noteseek.toml with the given roots; return its folder."""
+    lines = []
+    for name, path in roots.items():
+        lines.append(f'[roots.{name}]\npath = "{path.as_posix()}"\n')
+    (tmp / ".noteseek.toml").write_text("".join(lines) + extra, encoding="utf-8")
+    return tmp
+
+
+def engine_for(folder: Path, **flags: Any) -> Engine:
+    return open_engine(folder, flags=flags, environ={})
+
+
+def write(path: Path, text: str, mtime: float | None = None) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    if mtime is not None:
+        os.utime(path, (mtime, mtime))
+    return path
+
+
+def paths(hits: list[Any]) -> list[str]:
+    return [h.path for h in hits]

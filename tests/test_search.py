@@ -1,0 +1,164 @@
+"""Keyword search: query syntax, ranking rules, filters inside the query, snippets, get."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from noteseek.engine import Ambiguous, Engine, NotFound
+from tests.helpers import engine_for, paths, project, write
+
+
+@pytest.fixture
+def example(tmp_path: Path, vault: Path) -> Engine:
+    engine = engine_for(project(tmp_path, {"vault": vault}))
+    engine.index()
+    yield engine  # type: ignore[misc]
+    engine.close()
+
+
+def test_redis_ttl_finds_the_expiry_section_first(example: Engine) -> None:
+    hit = example.search("redis ttl").hits[0]
+    assert hit.path == "notes/redis.md"
+    assert hit.heading_path[-1] == "Expiry and TTL"
+    assert "**TTL**" in hit.snippet or "**ttl**" in hit.snippet.lower()
+
+
+def test_documents_with_all_words_rank_before_any_word(tmp_path: Path) -> None:
+    notes = tmp_path / "n"
+    # One note repeats "zebra" a lot (high BM25 for that word) but lacks "quartz".
+    write(notes / "many.md", "# Zebras\n\n" + "zebra zebra zebra stripes. " * 10)
+    write(
+        notes / "both.md",
+        "# Misc\n\nA long note that mentions a zebra once and quartz once, "
+        "among many other unrelated words about gardening and weather and tea.\n",
+    )
+    with engine_for(project(tmp_path, {"n": notes})) as engine:
+        engine.index()
+        hits = engine.search("zebra quartz").hits
+        assert paths(hits) == ["both.md", "many.md"]
+        # A word nothing contains does not empty the result list.
+        assert paths(engine.search("zebra nonexistentword").hits)
+
+
+def test_phrase_exclusion_and_prefix(example: Engine) -> None:
+    phrase = example.search('"replica lag"').hits
+    assert phrase and all("replica lag" in h.snippet.lower().replace("**", "") for h in phrase)
+    with_redis = set(paths(example.search("ttl", top_k=50).hits))
+    without = set(paths(example.search("ttl -redis", top_k=50).hits))
+    assert "notes/redis.md" in with_redis and "notes/redis.md" not in without
+    assert "notes/kubernetes.md" in paths(example.search("kubern*").hits)
+    # A query of excluded words only searches for the words (``-Name`` is a flag name).
+    assert paths(example.search("-redis").hits)[0] == "notes/redis.md"
+
+
+def test_identifier_query_finds_code_and_prose(example: Engine) -> None:
+    hits = example.search("getUserById").hits
+    assert hits and hits[0].path == "snippets/sql-queries.md"
+    # The parts written as words find the identifier too.
+    assert "snippets/sql-queries.md" in paths(example.search("user by id").hits)
+
+
+def test_cjk_queries_find_their_notes(example: Engine) -> None:
+    assert example.search("缓存策略").hits[0].path == "notes/缓存策略.md"
+    assert example.search("形態素解析").hits[0].path == "notes/形態素解析.md"
+    assert example.search("数据库索引").hits[0].path == "notes/数据库索引.md"
+
+
+def test_accents_and_case_do_not_matter(example: Engine) -> None:
+    assert example.search("zurich").hits
+    assert paths(example.search("ZÜRICH").hits) == paths(example.search("zurich").hits)
+
+
+def test_filters_apply_before_the_top_k_cut(tmp_path: Path) -> None:
+    notes = tmp_path / "n"
+    for i in range(30):
+        write(notes / "loud" / f"{i}.md", f"# Signal {i}\n\nsignal signal signal {i}\n")
+    write(
+        notes / "quiet" / "one.md",
+        "---\ntags: [project/atlas]\nstatus: draft\n---\n"
+        "# Quiet\n\nA long quiet note where the word signal appears once among many others.\n",
+    )
+    with engine_for(project(tmp_path, {"n": notes})) as engine:
+        engine.index()
+        assert "quiet/one.md" not in paths(engine.search("signal", top_k=5).hits)
+        assert paths(engine.search("signal", top_k=1, paths=["quiet/**"]).hits) == ["quiet/one.md"]
+        assert paths(engine.search("signal", top_k=1, tags=["project"]).hits) == ["quiet/one.md"]
+        assert paths(engine.search("signal", top_k=1, tags=["#project/atlas"]).hits) == [
+            "quiet/one.md"
+        ]
+        assert not engine.search("signal", tags=["proj"]).hits
+        assert paths(engine.search("signal", top_k=1, where=["status=draft"]).hits) == [
+            "quiet/one.md"
+        ]
+        assert "quiet/one.md" not in paths(
+            engine.search("signal", top_k=50, where=["status!=draft"]).hits
+        )
+
+
+def test_date_filters_use_frontmatter_dates_then_mtime(tmp_path: Path) -> None:
+    notes = tmp_path / "n"
+    write(notes / "old.md", "---\nupdated: 2020-01-15\n---\n# Old\n\ncomet\n")
+    write(notes / "mtime-old.md", "# Mtime\n\ncomet\n", mtime=time.time() - 400 * 86400)
+    write(notes / "new.md", "# New\n\ncomet\n")
+    with engine_for(project(tmp_path, {"n": notes})) as engine:
+        engine.index()
+        assert sorted(paths(engine.search("comet", after="30d").hits)) == ["new.md"]
+        assert sorted(paths(engine.search("comet", before="2021-01-01").hits)) == ["old.md"]
+        assert sorted(paths(engine.search("comet", before="1y").hits)) == ["mtime-old.md", "old.md"]
+        with pytest.raises(ValueError, match="cannot read the date"):
+            engine.search("comet", after="last tuesday")
+
+
+def test_snippet_highlights_the_original_words(tmp_path: Path) -> None:
+    write(
+        tmp_path / "n" / "c.md",
+        "# Cafés\n\nThe best Cafés in Zürich open early; " + "filler " * 80 + "\n",
+    )
+    with engine_for(project(tmp_path, {"n": tmp_path / "n"})) as engine:
+        engine.index()
+        hit = engine.search("cafe zurich").hits[0]
+        assert "**Cafés**" in hit.snippet and "**Zürich**" in hit.snippet
+        assert len(hit.snippet) < 300
+
+
+def test_explain_shows_terms_and_field_scores(example: Engine) -> None:
+    hit = example.search("redis ttl", explain=True).hits[0]
+    kw = hit.explain["keyword"]  # type: ignore[index]
+    assert kw["match"] == "all words"
+    assert {"redi", "ttl"} <= set(kw["matched_terms"])
+    assert kw["fields"]["title"] > 0
+    assert kw["fields"]["body"] + kw["fields"]["code"] > 0
+
+
+def test_get_by_path_line_returns_the_section(example: Engine) -> None:
+    got = example.get("notes/redis.md:12")
+    assert got.kind == "section"
+    assert got.heading_path[-1] == "Expiry and TTL"
+    assert got.start_line <= 12 <= got.end_line
+    assert "EXPIRE" in got.text
+    by_id = example.get(got.chunk_ids[0])
+    assert by_id.kind == "chunk" and by_id.chunk_ids == got.chunk_ids[:1]
+    doc = example.get("vault/notes/redis.md")
+    assert doc.kind == "document" and doc.text.startswith("---")
+    with pytest.raises(NotFound):
+        example.get("notes/redis.md:9999")
+    with pytest.raises(NotFound):
+        example.get("notes/nope.md")
+
+
+def test_get_names_both_candidates_when_ambiguous(tmp_path: Path) -> None:
+    write(tmp_path / "a" / "x.md", "# X\n\none\n")
+    write(tmp_path / "b" / "x.md", "# X\n\ntwo\n")
+    with engine_for(project(tmp_path, {"a": tmp_path / "a", "b": tmp_path / "b"})) as engine:
+        engine.index()
+        with pytest.raises(Ambiguous, match=r"a/x\.md.*b/x\.md"):
+            engine.get("x.md")
+        assert engine.get("b/x.md").text.strip().endswith("two")
+
+
+def test_unknown_root_filter_is_an_error(example: Engine) -> None:
+    with pytest.raises(ValueError, match="unknown root"):
+        example.search("redis", roots=["nope"])
