@@ -162,3 +162,22 @@ def test_get_names_both_candidates_when_ambiguous(tmp_path: Path) -> None:
 def test_unknown_root_filter_is_an_error(example: Engine) -> None:
     with pytest.raises(ValueError, match="unknown root"):
         example.search("redis", roots=["nope"])
+
+
+def test_common_words_do_not_drown_rare_ones(tmp_path: Path) -> None:
+    notes = tmp_path / "n"
+    for i in range(20):
+        write(notes / f"filler{i}.md", f"# Page {i}\n\nthe value of the parameter {i}\n")
+    write(notes / "rare.md", "# Zeppelin\n\nthe airship notes\n")
+    write(notes / "titled.md", "# Parameter guide\n\nhow to read values\n")
+    flags = {"search.common_term_min": 0, "search.common_term_fraction": 0.3}
+    with engine_for(project(tmp_path, {"n": notes}), **flags) as engine:
+        engine.index()
+        # "the" is in nearly every chunk: the rare word decides, and results stay complete.
+        hits = engine.search("the zeppelin airship parameter", top_k=30).hits
+        assert hits[0].path == "rare.md"
+        assert len(hits) == 22
+        # Only common words: documents naming them in the title come first.
+        assert engine.search("parameter").hits[0].path == "titled.md"
+        explained = engine.search("the parameter", explain=True).hits
+        assert {h.path for h in explained} >= {"titled.md", "filler0.md"}

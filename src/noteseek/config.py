@@ -119,6 +119,20 @@ class SearchSettings(_Section):
         description="For queries of up to this many words, documents holding every word "
         "rank first; longer (natural-language) queries rank by BM25 alone. 0 disables.",
     )
+    common_term_fraction: float = Field(
+        default=0.05,
+        ge=0,
+        le=1,
+        description="In any-word matching of 2+ words, words found in more than this share of "
+        "chunks only count when no rarer word of the query matches (like stop words, but "
+        "decided per index). Keeps long queries fast on large indexes.",
+    )
+    common_term_min: int = Field(
+        default=2000,
+        ge=0,
+        description="...but only words found in at least this many chunks: small indexes "
+        "rank every word.",
+    )
     snippet_chars: int = Field(default=220, ge=40, le=5000)
     highlight: tuple[str, str] = Field(
         default=("**", "**"), description="Markers put around matched words in snippets."

@@ -205,6 +205,8 @@ class KeywordQuery:
 
     clauses: tuple[Clause, ...]
     excluded: tuple[Clause, ...] = ()
+    fields: tuple[str, ...] = ()
+    """Match only in these fields (names from FTS_FIELDS); empty = all fields."""
 
     @property
     def terms(self) -> list[str]:

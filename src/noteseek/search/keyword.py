@@ -17,7 +17,7 @@ from noteseek.search.query import parse_query
 from noteseek.search.snippet import make_snippet
 from noteseek.store.base import ChunkRow, MatchMode
 from noteseek.store.sqlite import SQLiteStore
-from noteseek.types import FTS_FIELDS, Filters, Hit, KeywordQuery
+from noteseek.types import FTS_FIELDS, Clause, Filters, Hit, KeywordQuery
 
 
 @dataclass(slots=True)
@@ -31,6 +31,9 @@ class KeywordResult:
 class KeywordResponse:
     query: KeywordQuery
     results: list[KeywordResult] = field(default_factory=list)
+
+
+NAMING_FIELDS = ("title", "aliases", "tags")
 
 
 def weights_of(settings: SearchSettings) -> tuple[float, ...]:
@@ -52,21 +55,54 @@ def retrieve(
     if not query.clauses:
         return response
     weights = weights_of(settings)
-    optional = [c for c in query.clauses if not c.required]
     seen: set[int] = set()
-    if 1 < len(query.clauses) <= settings.all_terms_first and optional:
-        for rowid, score in store.keyword_search(query, "all", filters, limit, weights):
-            response.results.append(KeywordResult(rowid, score, "all"))
-            seen.add(rowid)
-    if len(response.results) < limit:
+    for attempt, mode in _attempts(store, query, settings):
         want = limit + len(seen)
-        for rowid, score in store.keyword_search(query, "any", filters, want, weights):
+        for rowid, score in store.keyword_search(attempt, mode, filters, want, weights):
             if rowid in seen:
                 continue
-            response.results.append(KeywordResult(rowid, score, "any"))
+            seen.add(rowid)
+            response.results.append(KeywordResult(rowid, score, mode))
             if len(response.results) >= limit:
-                break
+                return response
     return response
+
+
+def _attempts(
+    store: SQLiteStore, query: KeywordQuery, settings: SearchSettings
+) -> list[tuple[KeywordQuery, MatchMode]]:
+    """The queries to run in order; each adds results until the limit is reached.
+
+    1. Short queries: chunks holding every word.
+    2. Chunks holding any word. Words that most chunks contain carry almost no BM25 weight
+       but make an OR query visit (and score) most of the index, so when the query also has
+       rarer words, chunks matching those come first, ranked by them.
+    3. When every word is that common (``of the``, ``parameters`` in a reference manual),
+       sections of documents with the words in their title, aliases or tags come first; scoring
+       every chunk of the index is the last resort.
+    """
+    optional = [c for c in query.clauses if not c.required]
+    all_first = 1 < len(query.clauses) <= settings.all_terms_first and bool(optional)
+    common: set[Clause] = set()
+    if optional and settings.common_term_fraction > 0:
+        common = {
+            c
+            for c in optional
+            if store.is_common(c, settings.common_term_fraction, settings.common_term_min)
+        }
+    out: list[tuple[KeywordQuery, MatchMode]] = []
+    if common and len(common) == len(optional):
+        naming = KeywordQuery(query.clauses, query.excluded, NAMING_FIELDS)
+        if all_first:
+            out.append((naming, "all"))
+        out.append((naming, "any"))
+    if all_first:
+        out.append((query, "all"))
+    if common and len(common) < len(optional):
+        rare = tuple(c for c in query.clauses if c not in common)
+        out.append((KeywordQuery(rare, query.excluded), "any"))
+    out.append((query, "any"))
+    return out
 
 
 def to_hits(

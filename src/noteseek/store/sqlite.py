@@ -61,6 +61,11 @@ class SQLiteStore:
         self.created = not Path(self.path).exists() or Path(self.path).stat().st_size == 0
         self._lock = threading.RLock()
         self._depth = 0
+        self._writes = 0
+        self._common_cache: dict[tuple[str, int], bool] = {}
+        self._common_version = -1
+        self._common_writes = -1
+        self._chunk_estimate = 0
         try:
             self._conn = self._connect()
             self._migrate()
@@ -141,6 +146,7 @@ class SQLiteStore:
             else:
                 self._depth = 0
                 self._conn.execute("COMMIT")
+                self._writes += 1
 
     def _q(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> list[Any]:
         with self._lock:
@@ -399,6 +405,35 @@ class SQLiteStore:
         rows = self._q(sql, (*weights, expr, *params, limit))
         return [(int(r[0]), float(r[1])) for r in rows]
 
+    def is_common(self, clause: Clause, threshold_fraction: float, floor: int) -> bool:
+        """Whether a clause matches at least ``max(floor, fraction x chunks)`` chunks.
+
+        Counting stops at the threshold, so the check costs at most that many row visits; the
+        answer is cached until the index changes (``PRAGMA data_version`` or our own writes).
+        """
+        with self._lock:
+            version = self._conn.execute("PRAGMA data_version").fetchone()[0]
+            if version != self._common_version or self._writes != self._common_writes:
+                self._common_cache.clear()
+                self._common_version, self._common_writes = version, self._writes
+                row = self._conn.execute("SELECT max(id) FROM chunks").fetchone()
+                self._chunk_estimate = int(row[0] or 0)
+            limit = max(floor, int(self._chunk_estimate * threshold_fraction))
+            if self._chunk_estimate < limit:
+                return False
+            expr = _clause_expr(clause)
+            key = (expr, limit)
+            cached = self._common_cache.get(key)
+            if cached is None:
+                n = self._conn.execute(
+                    "SELECT count(*) FROM (SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? "
+                    "LIMIT ?)",
+                    (expr, limit),
+                ).fetchone()[0]
+                cached = n >= limit
+                self._common_cache[key] = cached
+            return cached
+
     def field_scores(
         self, query: KeywordQuery, mode: MatchMode, rowids: Sequence[int], weights: Sequence[float]
     ) -> dict[int, list[float]]:
@@ -521,6 +556,8 @@ def fts_expression(query: KeywordQuery, mode: MatchMode) -> str | None:
     if not parts:
         return None
     expr = " AND ".join(parts)
+    if query.fields:
+        expr = "{" + " ".join(query.fields) + "} : (" + expr + ")"
     excluded = [e for e in (_clause_expr(c) for c in query.excluded) if e]
     if excluded:
         expr = f"({expr}) NOT ({' OR '.join(excluded)})"
