@@ -132,7 +132,7 @@ def test_changed_analyzer_setting_rebuilds_and_says_why(tmp_path: Path, vault: P
     folder = project(tmp_path, {"vault": vault})
     with engine_for(folder) as engine:
         engine.index()
-    with engine_for(folder, **{"analysis.stopwords": True}) as engine:
+    with engine_for(folder, **{"analysis.stopwords": False}) as engine:
         report = engine.index()
         assert report.rebuilt_because and "analyzer.stopwords" in report.rebuilt_because
         assert report.added == 36

@@ -248,6 +248,7 @@ class Engine:
         where: Iterable[str] = (),
         explain: bool = False,
         with_text: bool = False,
+        snippets: bool = True,
     ) -> SearchResponse:
         """Ranked sections for ``query``. Raises ValueError subclasses for bad arguments."""
         started = time.perf_counter()
@@ -274,6 +275,7 @@ class Engine:
             self.settings.search,
             explain=explain,
             with_text=with_text,
+            snippets=snippets,
         )
         took = (time.perf_counter() - started) * 1000
         return SearchResponse(query, hits, took, len(response.results), warnings)

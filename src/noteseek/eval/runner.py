@@ -49,7 +49,7 @@ def evaluate(engine: Engine, dataset: Dataset, search: Search | None = None) -> 
     """Score every query; ``search(text, k)`` defaults to the engine's keyword search."""
 
     def default_search(text: str, k: int) -> list[Hit]:
-        return engine.search(text, top_k=k).hits
+        return engine.search(text, top_k=k, snippets=False).hits
 
     run = search or default_search
     per_query: dict[str, dict[str, float]] = {}

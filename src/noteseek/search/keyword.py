@@ -113,6 +113,7 @@ def to_hits(
     *,
     explain: bool = False,
     with_text: bool = False,
+    snippets: bool = True,
 ) -> list[Hit]:
     """Rows, snippets and (optionally) per-field explanations for ranked results."""
     rowids = [r.rowid for r in response.results]
@@ -132,9 +133,11 @@ def to_hits(
         row = rows.get(result.rowid)
         if row is None:  # deleted between the two statements
             continue
-        snippet, matched = make_snippet(
-            row.text, terms, prefixes, analyzer, settings.snippet_chars, settings.highlight
-        )
+        snippet, matched = "", []
+        if snippets:
+            snippet, matched = make_snippet(
+                row.text, terms, prefixes, analyzer, settings.snippet_chars, settings.highlight
+            )
         hit = _hit(row, rank, result.score, snippet)
         if with_text:
             hit.text = row.text
