@@ -162,3 +162,14 @@ def test_interrupted_run_leaves_a_consistent_index_and_resumes(tmp_path: Path) -
         report = engine.index()
         assert report.added == 40 - stored["files"]
         assert engine.store.stats()["files"] == 40
+
+
+def test_an_unavailable_root_keeps_its_indexed_files(tmp_path: Path, vault: Path) -> None:
+    with engine_for(project(tmp_path, {"vault": vault})) as engine:
+        engine.index()
+        moved = tmp_path / "unmounted"
+        vault.rename(moved)
+        report = engine.index()
+        assert report.removed == 0
+        assert any("root is not readable" in p["reason"] for p in report.problems)
+        assert engine.search("redis ttl").hits

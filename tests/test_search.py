@@ -181,3 +181,8 @@ def test_common_words_do_not_drown_rare_ones(tmp_path: Path) -> None:
         assert engine.search("parameter").hits[0].path == "titled.md"
         explained = engine.search("the parameter", explain=True).hits
         assert {h.path for h in explained} >= {"titled.md", "filler0.md"}
+
+
+def test_prefix_meets_stemmed_terms(example: Engine) -> None:
+    assert "notes/redis.md" in paths(example.search("expiry*", top_k=20).hits)
+    assert "notes/redis.md" in paths(example.search("expir*", top_k=20).hits)

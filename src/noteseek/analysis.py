@@ -194,8 +194,18 @@ class Analyzer:
         return " ".join(" ".join(self.terms(t)) for t in texts)
 
     def prefix(self, word: str) -> str:
-        """A prefix query term: folded like any word but not stemmed (a stem is no prefix)."""
-        return fold(word)
+        """A prefix query term that meets the stemmed index terms.
+
+        The index holds stems (``expiry`` is stored as ``expiri``), so the prefix is the part
+        the folded word and its stem share: ``expiry*`` -> ``expir*`` finds expiry, expires
+        and expired alike.
+        """
+        folded = fold(word)
+        stem = self._stem_word(folded)
+        n = 0
+        while n < min(len(folded), len(stem)) and folded[n] == stem[n]:
+            n += 1
+        return folded[: max(n, 1)] if folded else folded
 
     def is_stopword(self, term: str) -> bool:
         return term in self._stop

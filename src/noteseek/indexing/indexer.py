@@ -140,7 +140,16 @@ class Indexer:
                     continue
                 jobs.append((found, state.content_hash if state and not force else None))
             states_by_root[name] = states
-            missing_by_root[name] = {p: s for p, s in states.items() if p not in seen}
+            # A root or folder that could not be read (unmounted disk, permissions) says
+            # nothing about its files: keep what was indexed from it.
+            unreadable = [
+                rel
+                for rel, reason in scan.problems
+                if "not readable" in reason or reason == "root is not a folder"
+            ]
+            missing_by_root[name] = {
+                p: s for p, s in states.items() if p not in seen and not _under_any(p, unreadable)
+            }
             # Problems of files that are gone, or of scan entries, are replaced wholesale.
             stale = self.store.problem_paths(name) - seen
             if stale:
@@ -299,6 +308,10 @@ class Indexer:
                         store.clear_problems(found.root, [moved.path])
                     setattr(report, kind, getattr(report, kind) + 1)
                     report.chunks_written += len(out.prepared.chunks)
+
+
+def _under_any(path: str, folders: list[str]) -> bool:
+    return any(f == "." or path.startswith(f + "/") for f in folders)
 
 
 def _same_stat(state: FileState, found: FoundFile) -> bool:
