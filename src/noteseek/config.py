@@ -126,9 +126,9 @@ class SearchSettings(_Section):
         default=0.05,
         ge=0,
         le=1,
-        description="In any-word matching of 2+ words, words found in more than this share of "
-        "chunks only count when no rarer word of the query matches (like stop words, but "
-        "decided per index). Keeps long queries fast on large indexes.",
+        description="Words found in more than this share of chunks only count when no rarer "
+        "word of the query matches; when every word is that common, documents naming them in "
+        "title, aliases or tags come first. Keeps queries fast on large indexes.",
     )
     common_term_min: int = Field(
         default=2000,

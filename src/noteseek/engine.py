@@ -104,6 +104,7 @@ class Engine:
         self.settings = config.settings
         self.index_dir = config.index_dir
         self._store: SQLiteStore | None = None
+        self._analyzer: Analyzer | None = None
         self.notices: list[str] = []
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -195,6 +196,7 @@ class Engine:
     def rebuild(self, progress: Progress | None = None) -> IndexReport:
         """Drop everything indexed and index every root again from the files."""
         roots = self.roots()
+        self._analyzer = None
         self.store.clear()
         self.store.set_manifest(build_manifest(self.settings))
         report = IndexReport(rebuilt_because="requested")
@@ -204,6 +206,7 @@ class Engine:
 
     def _check_manifest(self) -> list[str]:
         """Compare the index's manifest with the settings; clear the index when they differ."""
+        self._analyzer = None
         current = build_manifest(self.settings)
         stored = self.store.manifest()
         if stored == current:
@@ -227,13 +230,19 @@ class Engine:
 
     def analyzer(self) -> Analyzer:
         """The analyzer the index was built with (queries must be analyzed the same way)."""
+        if self._analyzer is not None:
+            return self._analyzer
         built = self.store.manifest().get("analyzer") if self.index_exists else None
         if isinstance(built, dict):
-            return get_analyzer(
+            analyzer = get_analyzer(
                 str(built.get("language", "english")), bool(built.get("stopwords", False))
             )
-        a = self.settings.analysis
-        return get_analyzer(a.language, a.stopwords)
+        else:
+            a = self.settings.analysis
+            analyzer = get_analyzer(a.language, a.stopwords)
+        # Read once, not per query; an index run of this engine resets it.
+        self._analyzer = analyzer
+        return analyzer
 
     def search(
         self,
@@ -261,11 +270,13 @@ class Engine:
         warnings: list[str] = []
         if not self.index_exists:
             return SearchResponse(query, [], 0.0, 0, ["the index is empty: run noteseek index"])
-        unknown = [r for r in filters.roots if r not in self.store.roots()]
-        if unknown:
-            raise ValueError(
-                f"unknown root {unknown[0]!r}; indexed roots: {', '.join(self.store.roots())}"
-            )
+        if filters.roots:
+            indexed = self.store.roots()
+            unknown = [r for r in filters.roots if r not in indexed]
+            if unknown:
+                raise ValueError(
+                    f"unknown root {unknown[0]!r}; indexed roots: {', '.join(indexed)}"
+                )
         analyzer = self.analyzer()
         response = keyword.retrieve(self.store, analyzer, query, filters, k, self.settings.search)
         hits = keyword.to_hits(

@@ -142,13 +142,10 @@ class Indexer:
             states_by_root[name] = states
             # A root or folder that could not be read (unmounted disk, permissions) says
             # nothing about its files: keep what was indexed from it.
-            unreadable = [
-                rel
-                for rel, reason in scan.problems
-                if "not readable" in reason or reason == "root is not a folder"
-            ]
             missing_by_root[name] = {
-                p: s for p, s in states.items() if p not in seen and not _under_any(p, unreadable)
+                p: s
+                for p, s in states.items()
+                if p not in seen and not _under_any(p, scan.unreadable)
             }
             # Problems of files that are gone, or of scan entries, are replaced wholesale.
             stale = self.store.problem_paths(name) - seen

@@ -133,7 +133,8 @@ def to_hits(
         row = rows.get(result.rowid)
         if row is None:  # deleted between the two statements
             continue
-        snippet, matched = "", list[str]()
+        snippet: str = ""
+        matched: list[str] = []
         if snippets:
             snippet, matched = make_snippet(
                 row.text, terms, prefixes, analyzer, settings.snippet_chars, settings.highlight

@@ -30,6 +30,9 @@ class ScanResult:
     files: list[FoundFile] = field(default_factory=list)
     problems: list[tuple[str, str]] = field(default_factory=list)
     """(relative path, reason) for entries that could not be examined."""
+    unreadable: list[str] = field(default_factory=list)
+    """Folders (``.`` for the root) whose contents could not be listed: absent files under
+    them are unknown, not deleted."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,9 +59,11 @@ def scan_root(name: str, root_path: Path, rules: ScanRules) -> ScanResult:
         st = os.stat(root_real)
     except OSError as exc:
         result.problems.append((".", f"root is not readable: {exc.strerror or exc}"))
+        result.unreadable.append(".")
         return result
     if not stat.S_ISDIR(st.st_mode):
         result.problems.append((".", "root is not a folder"))
+        result.unreadable.append(".")
         return result
 
     include = compile_patterns(rules.include)
@@ -72,6 +77,7 @@ def scan_root(name: str, root_path: Path, rules: ScanRules) -> ScanResult:
             entries = sorted(os.scandir(folder), key=lambda e: e.name)
         except OSError as exc:
             result.problems.append((rel_dir or ".", f"folder is not readable: {exc.strerror}"))
+            result.unreadable.append(rel_dir or ".")
             continue
         if rules.gitignore:
             spec = _read_gitignore(os.path.join(folder, ".gitignore"))

@@ -11,7 +11,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-from noteseek.types import Filters, KeywordQuery, PreparedFile
+from noteseek.types import Clause, Filters, KeywordQuery, PreparedFile
 
 MatchMode = Literal["all", "any"]
 
@@ -117,6 +117,7 @@ class Store(Protocol):
     def record_run(self, started: float, finished: float, summary: Mapping[str, Any]) -> None: ...
 
     # reads
+    def is_common(self, clause: Clause, threshold_fraction: float, floor: int) -> bool: ...
     def keyword_search(
         self,
         query: KeywordQuery,

@@ -416,7 +416,8 @@ class SQLiteStore:
             if version != self._common_version or self._writes != self._common_writes:
                 self._common_cache.clear()
                 self._common_version, self._common_writes = version, self._writes
-                row = self._conn.execute("SELECT max(id) FROM chunks").fetchone()
+                # Once per index change; max(id) would drift upwards as chunks are rewritten.
+                row = self._conn.execute("SELECT count(*) FROM chunks").fetchone()
                 self._chunk_estimate = int(row[0] or 0)
             limit = max(floor, int(self._chunk_estimate * threshold_fraction))
             if self._chunk_estimate < limit:
