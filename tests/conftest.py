@@ -14,9 +14,15 @@ SHARED_DATA = REPO.parent / "shared" / "data"
 
 @pytest.fixture(autouse=True)
 def isolated_user_dirs(
-    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+    request: pytest.FixtureRequest,
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> Path:
-    """No test reads or writes the real user config/data dirs or NOTESEEK_* settings."""
+    """No test reads or writes the real user config/data dirs or NOTESEEK_* settings.
+
+    Embeddings are off unless a test is marked ``embeddings``: keyword behaviour does not need
+    the model, and embedding every temporary vault would cost seconds per test.
+    """
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))
     monkeypatch.setenv("XDG_DATA_HOME", str(home / "data"))
@@ -26,6 +32,8 @@ def isolated_user_dirs(
     for key in list(os.environ):
         if key.upper().startswith("NOTESEEK_"):
             monkeypatch.delenv(key)
+    if request.node.get_closest_marker("embeddings") is None:
+        monkeypatch.setenv("NOTESEEK_EMBEDDING__ENABLED", "false")
     return home
 
 

@@ -18,7 +18,9 @@ def project(tmp: Path, roots: dict[str, Path], extra: str = "") -> Path:
     return tmp
 
 
-def engine_for(folder: Path, **flags: Any) -> Engine:
+def engine_for(folder: Path, *, embeddings: bool = False, **flags: Any) -> Engine:
+    """An engine for ``folder``'s project file; embeddings off unless asked for."""
+    flags.setdefault("embedding.enabled", embeddings)
     return open_engine(folder, flags=flags, environ={})
 
 

@@ -19,6 +19,7 @@ from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import pairwise
+from pathlib import PurePosixPath
 
 from noteseek.types import Block, Chunk, ParsedDocument, Section
 
@@ -141,6 +142,25 @@ def chunk_document(
             )
         )
     return chunks
+
+
+def embedding_input(title: str, path: str, heading_path: tuple[str, ...], text: str) -> str:
+    """What the embedding model reads for a chunk: its context line, then its text.
+
+    The context is the heading path, led by the document title when the title says more than
+    the file name (frontmatter or H1). A title taken from the file name is left out, so a
+    renamed file keeps the same input, and therefore its cached vectors.
+    """
+    context = list(heading_path)
+    if title and title != PurePosixPath(path).stem and (not context or context[0] != title):
+        context.insert(0, title)
+    head = " > ".join(context)
+    return f"{head}\n\n{text}" if head else text
+
+
+def embedding_key(value: str) -> str:
+    """The cache key of an embedding input (with the model id, it identifies a vector)."""
+    return hashlib.blake2b(_utf8(value), digest_size=16).hexdigest()
 
 
 def _utf8(value: str) -> bytes:

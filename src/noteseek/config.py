@@ -101,6 +101,63 @@ class AnalysisSettings(_Section):
     )
 
 
+class EmbeddingSettings(_Section):
+    enabled: bool = Field(
+        default=True,
+        description="Embed chunks for semantic and hybrid search. false = keyword search only "
+        "(huge corpora, quick starts).",
+    )
+    provider: Literal["local", "remote"] = Field(
+        default="local",
+        description="local: a bundled ONNX model; remote: an OpenAI-compatible /v1/embeddings "
+        "endpoint (Ollama, vLLM, llama.cpp server, hosted APIs).",
+    )
+    model: str = Field(
+        default="bge-small-en",
+        description="Local: bge-small-en (default, chosen by measurement) or minilm-l6. "
+        "Remote: the model name the endpoint expects.",
+    )
+    threads: int = Field(
+        default=0, ge=0, le=256, description="ONNX Runtime threads; 0 = one per core."
+    )
+    batch_size: int = Field(
+        default=16, ge=1, le=256, description="Texts per model call (bounds peak memory)."
+    )
+    max_tokens: int = Field(
+        default=256, ge=16, le=512, description="Longer chunks are truncated to this."
+    )
+    base_url: str = Field(
+        default="http://127.0.0.1:11434/v1",
+        description="Remote: the API base; /embeddings is appended.",
+    )
+    api_key_env: str = Field(
+        default="NOTESEEK_EMBEDDING_API_KEY",
+        description="Remote: the environment variable holding the API key (sent as a Bearer "
+        "token; unset = no key).",
+    )
+    timeout: float = Field(default=30.0, gt=0, le=600, description="Remote: seconds per request.")
+    retries: int = Field(
+        default=4, ge=0, le=20, description="Remote: retries with exponential backoff."
+    )
+    query_prefix: str = Field(default="", description="Remote: text put before every query.")
+    document_prefix: str = Field(
+        default="", description="Remote: text put before every document chunk."
+    )
+
+
+class VectorSettings(_Section):
+    dtype: Literal["float32", "float16"] = Field(
+        default="float32",
+        description="In-memory vector precision; float16 halves memory for a small loss.",
+    )
+    hnsw_threshold: int = Field(
+        default=100_000,
+        ge=0,
+        description="Above this many vectors, search an HNSW graph (usearch) instead of the "
+        "exact matrix (chosen by measurement, bench/vector_search.py). 0 = always exact.",
+    )
+
+
 class ColumnWeights(_Section):
     # Chosen on hugo-docs-kis (docs/evaluation.md): title 20 beat 10, 5, 3 and flat weights.
     title: float = Field(default=20.0, ge=0)
@@ -136,6 +193,21 @@ class SearchSettings(_Section):
         description="...but only words found in at least this many chunks: small indexes "
         "rank every word.",
     )
+    mode: Literal["hybrid", "keyword", "semantic"] = Field(
+        default="hybrid",
+        description="hybrid fuses keyword and semantic lanes; either alone is available.",
+    )
+    candidates: int = Field(
+        default=50,
+        ge=1,
+        le=2000,
+        description="Results each lane fetches for fusion (at least top_k).",
+    )
+    rrf_k: float = Field(
+        default=60.0, gt=0, description="Reciprocal Rank Fusion constant (k in 1/(k + rank))."
+    )
+    keyword_weight: float = Field(default=1.0, ge=0, description="Fusion weight of keyword.")
+    semantic_weight: float = Field(default=1.0, ge=0, description="Fusion weight of semantic.")
     snippet_chars: int = Field(default=220, ge=40, le=5000)
     highlight: tuple[str, str] = Field(
         default=("**", "**"), description="Markers put around matched words in snippets."
@@ -157,6 +229,8 @@ class Settings(BaseSettings):
     chunking: ChunkingSettings = Field(default_factory=ChunkingSettings)
     analysis: AnalysisSettings = Field(default_factory=AnalysisSettings)
     search: SearchSettings = Field(default_factory=SearchSettings)
+    embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
+    vectors: VectorSettings = Field(default_factory=VectorSettings)
 
     @field_validator("roots")
     @classmethod
@@ -423,7 +497,24 @@ path = "{path}"
 # language = "english"         # Snowball stemmer language
 # stopwords = true             # drop 33 English stop words (measured, docs/evaluation.md)
 
+[embedding]
+# enabled = true               # false: keyword search only
+# provider = "local"           # or "remote" (OpenAI-compatible /v1/embeddings)
+# model = "bge-small-en"       # local: bge-small-en | minilm-l6; remote: the endpoint's name
+# threads = 0                  # ONNX Runtime threads; 0 = one per core
+# base_url = "http://127.0.0.1:11434/v1"   # remote only
+# api_key_env = "NOTESEEK_EMBEDDING_API_KEY"  # remote only: env var holding the key
+
+[vectors]
+# dtype = "float32"            # or "float16" to halve memory
+# hnsw_threshold = 100000      # above this many vectors: HNSW instead of exact search
+
 [search]
+# mode = "hybrid"              # hybrid | keyword | semantic
+# candidates = 50              # results each lane fetches for fusion
+# rrf_k = 60
+# keyword_weight = 1.0
+# semantic_weight = 1.0
 # top_k = 10
 # all_terms_first = 4          # queries up to this many words: all-words matches first
 # snippet_chars = 220

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -25,10 +26,15 @@ from noteseek.config import (
     default_index_dir,
     load_settings,
 )
+from noteseek.embed.base import Embedder, EmbeddingError
+from noteseek.embed.factory import configured_model_id, create_embedder
+from noteseek.indexing.embedding import MODEL_META_KEY, EmbedReport, embed_pending
 from noteseek.indexing.indexer import Indexer, IndexReport, Progress
 from noteseek.indexing.manifest import build_manifest, manifest_changes
-from noteseek.search import keyword
+from noteseek.search import pipeline
 from noteseek.search.filters import build_filters
+from noteseek.search.pipeline import MODES, Mode, VectorLane
+from noteseek.search.vector import VectorIndex
 from noteseek.store.base import ChunkRow, FileRow
 from noteseek.store.factory import INDEX_FILE, open_store
 from noteseek.store.sqlite import SQLiteStore
@@ -54,11 +60,18 @@ class SearchResponse:
     took_ms: float
     total_candidates: int
     warnings: list[str] = field(default_factory=list)
+    mode: str = "keyword"
+    """The mode asked for; ``lanes`` says which retrievers actually ran."""
+    lanes: dict[str, int] = field(default_factory=dict)
+    timings_ms: dict[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "query": self.query,
+            "mode": self.mode,
             "took_ms": round(self.took_ms, 2),
+            "lanes": self.lanes,
+            "timings_ms": self.timings_ms,
             "results": [h.to_dict() for h in self.hits],
             "warnings": self.warnings,
         }
@@ -105,6 +118,9 @@ class Engine:
         self.index_dir = config.index_dir
         self._store: SQLiteStore | None = None
         self._analyzer: Analyzer | None = None
+        self._embedder: Embedder | None = None
+        self._vectors: VectorIndex | None = None
+        self._vector_state: tuple[tuple[int, int], int, int] | None = None
         self.notices: list[str] = []
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -123,9 +139,58 @@ class Engine:
         return (self.index_dir / INDEX_FILE).exists()
 
     def close(self) -> None:
+        if self._embedder is not None:
+            self._embedder.close()
+            self._embedder = None
+        self._vectors = None
         if self._store is not None:
             self._store.close()
             self._store = None
+
+    # -- embeddings --------------------------------------------------------------------------
+
+    @property
+    def model_id(self) -> str:
+        """The id of the configured embedding model (without loading it)."""
+        return configured_model_id(self.settings.embedding)
+
+    def embedder(self) -> Embedder:
+        """The configured embedder, loaded on first use (raises EmbeddingError)."""
+        if self._embedder is None:
+            self._embedder = create_embedder(self.settings.embedding)
+        return self._embedder
+
+    def embed(
+        self, progress: Progress | None = None, stop: threading.Event | None = None
+    ) -> EmbedReport:
+        """Embed every chunk that lacks a vector of the configured model."""
+        report = embed_pending(self.store, self.embedder(), progress=progress, stop=stop)
+        if report.notice:
+            self.notices.append(report.notice)
+        return report
+
+    def embedding_progress(self) -> tuple[int, int]:
+        """(chunks with a vector of the configured model, all chunks); cached per index change."""
+        token = self.store.change_token()
+        if self._vector_state is None or self._vector_state[0] != token:
+            embedded, total = self.store.vector_progress(self.model_id)
+            self._vector_state = (token, embedded, total)
+        return self._vector_state[1], self._vector_state[2]
+
+    def vector_index(self) -> VectorIndex:
+        if self._vectors is None:
+            v = self.settings.vectors
+            self._vectors = VectorIndex(
+                self.store,
+                self.model_id,
+                self.embedder().dimension,
+                dtype=v.dtype,
+                hnsw_threshold=v.hnsw_threshold,
+            )
+        return self._vectors
+
+    def embed_query(self, text: str) -> Any:
+        return self.embedder().embed_query(text)
 
     def __enter__(self) -> Engine:
         return self
@@ -174,8 +239,14 @@ class Engine:
         *,
         force: bool = False,
         progress: Progress | None = None,
+        keyword_only: bool = False,
+        embed_progress: Progress | None = None,
     ) -> IndexReport:
-        """Bring the index up to date with the roots (all of them, or the named ones)."""
+        """Bring the index up to date with the roots (all of them, or the named ones).
+
+        Keyword rows are committed file by file; then, unless ``keyword_only`` or embeddings
+        are off, the chunks without vectors are embedded (``embed_progress`` reports it).
+        """
         selected = self._select_roots(roots)
         if not selected:
             raise ConfigError(
@@ -191,18 +262,40 @@ class Engine:
             selected, force=force, progress=progress, report=report
         )
         self._remember_index()
+        self._embed_after_index(result, keyword_only, embed_progress)
         return result
 
-    def rebuild(self, progress: Progress | None = None) -> IndexReport:
+    def _embed_after_index(
+        self, report: IndexReport, keyword_only: bool, progress: Progress | None
+    ) -> None:
+        if keyword_only or not self.settings.embedding.enabled:
+            return
+        try:
+            report.embedding = self.embed(progress=progress).to_dict()
+        except KeyboardInterrupt:
+            report.interrupted = True
+            raise
+        except EmbeddingError as exc:
+            report.embedding = {"model": self.model_id, "error": str(exc)}
+
+    def rebuild(
+        self,
+        progress: Progress | None = None,
+        *,
+        keyword_only: bool = False,
+        embed_progress: Progress | None = None,
+    ) -> IndexReport:
         """Drop everything indexed and index every root again from the files."""
         roots = self.roots()
         self._analyzer = None
         self.store.clear()
         self.store.set_manifest(build_manifest(self.settings))
         report = IndexReport(rebuilt_because="requested")
-        return Indexer(self.store, self.settings, self.index_dir).run(
+        result = Indexer(self.store, self.settings, self.index_dir).run(
             roots, force=True, progress=progress, report=report
         )
+        self._embed_after_index(result, keyword_only, embed_progress)
+        return result
 
     def _check_manifest(self) -> list[str]:
         """Compare the index's manifest with the settings; clear the index when they differ."""
@@ -255,12 +348,21 @@ class Engine:
         after: str | float | None = None,
         before: str | float | None = None,
         where: Iterable[str] = (),
+        mode: str | None = None,
         explain: bool = False,
         with_text: bool = False,
         snippets: bool = True,
     ) -> SearchResponse:
-        """Ranked sections for ``query``. Raises ValueError subclasses for bad arguments."""
+        """Ranked sections for ``query``. Raises ValueError subclasses for bad arguments.
+
+        ``mode``: ``hybrid`` (keyword and semantic lanes fused), ``keyword`` or ``semantic``;
+        default ``search.mode``. Hybrid without vectors (embeddings off, or not built yet)
+        returns keyword results with a warning saying so.
+        """
         started = time.perf_counter()
+        chosen = mode or self.settings.search.mode
+        if chosen not in MODES:
+            raise ValueError(f"mode must be one of {', '.join(MODES)}, got {chosen!r}")
         k = top_k or self.settings.search.top_k
         if k < 1 or k > 1000:
             raise ValueError(f"top_k must be between 1 and 1000, got {k}")
@@ -278,18 +380,70 @@ class Engine:
                     f"unknown root {unknown[0]!r}; indexed roots: {', '.join(indexed)}"
                 )
         analyzer = self.analyzer()
-        response = keyword.retrieve(self.store, analyzer, query, filters, k, self.settings.search)
-        hits = keyword.to_hits(
+        lane = self._vector_lane(chosen, warnings)
+        result = pipeline.run(
             self.store,
             analyzer,
-            response,
+            query,
+            filters,
+            k,
+            chosen,
             self.settings.search,
+            lane,
             explain=explain,
             with_text=with_text,
             snippets=snippets,
         )
         took = (time.perf_counter() - started) * 1000
-        return SearchResponse(query, hits, took, len(response.results), warnings)
+        return SearchResponse(
+            query,
+            result.hits,
+            took,
+            result.candidates,
+            warnings + result.warnings,
+            chosen,
+            result.lanes,
+            result.timings_ms,
+        )
+
+    def _vector_lane(self, mode: Mode, warnings: list[str]) -> VectorLane | None:
+        """The semantic lane, or None (with a warning) when it cannot run."""
+        if mode == "keyword":
+            return None
+        if not self.settings.embedding.enabled:
+            if mode == "semantic":
+                raise ValueError(
+                    "semantic search is off (embedding.enabled = false); use --mode keyword"
+                )
+            return None
+        embedded, total = self.embedding_progress()
+        stored_model = self.store.meta(MODEL_META_KEY)
+        if embedded == 0:
+            note = (
+                f"the index has no vectors of {self.model_id} yet"
+                + (
+                    f" (it has {stored_model}'s)"
+                    if stored_model and stored_model != self.model_id
+                    else ""
+                )
+                + ": run noteseek index"
+            )
+            if mode == "semantic":
+                raise ValueError(note)
+            warnings.append(note + "; showing keyword results only")
+            return None
+        if embedded < total:
+            warnings.append(
+                f"embedding in progress: {embedded:,} of {total:,} chunks have vectors; "
+                "the semantic lane covers those"
+            )
+        try:
+            return VectorLane(self.vector_index(), self.embed_query)
+        except EmbeddingError as exc:
+            if mode == "semantic":
+                raise ValueError(str(exc)) from exc
+            warnings.append(f"semantic lane unavailable: {exc}; showing keyword results only")
+            return None
 
     # -- get ---------------------------------------------------------------------------------
 
@@ -420,6 +574,17 @@ class Engine:
             for p in self.store.problems()
         ]
         out["last_run"] = self.store.last_run()
+        embedded, total = self.embedding_progress()
+        emb = self.settings.embedding
+        out["embedding"] = {
+            "enabled": emb.enabled,
+            "provider": emb.provider,
+            "model": self.model_id,
+            "index_model": self.store.meta(MODEL_META_KEY),
+            "embedded": embedded,
+            "total": total,
+            "pending": total - embedded,
+        }
         out["manifest"] = self.store.manifest()
         out["notices"] = list(self.notices)
         return out

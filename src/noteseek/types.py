@@ -114,6 +114,8 @@ class Hit:
     rank: int = 0
     text: str | None = None
     explain: dict[str, Any] | None = None
+    lanes: dict[str, int] = field(default_factory=dict)
+    """The rank this chunk had in each retriever that returned it (``keyword``, ``semantic``)."""
 
     @property
     def heading(self) -> str:
@@ -131,6 +133,7 @@ class Hit:
             "start_line": self.start_line,
             "end_line": self.end_line,
             "score": round(self.score, 6),
+            "lanes": dict(self.lanes),
             "snippet": self.snippet,
         }
         if self.text is not None:
@@ -170,6 +173,8 @@ class IndexedChunk:
 
     chunk: Chunk
     fields: tuple[str, str, str, str, str, str]
+    embed_key: str = ""
+    """Cache key of the text the embedding model reads for this chunk (see chunking.py)."""
 
 
 @dataclass(slots=True)
@@ -233,5 +238,10 @@ class Filters:
 
     def is_empty(self) -> bool:
         return not (
-            self.paths or self.tags or self.roots or self.where or self.after or self.before
+            self.paths
+            or self.tags
+            or self.roots
+            or self.where
+            or self.after is not None
+            or self.before is not None
         )

@@ -62,6 +62,8 @@ class IndexReport:
     seconds: float = 0.0
     rebuilt_because: str | None = None
     interrupted: bool = False
+    embedding: dict[str, Any] | None = None
+    """What the embedding phase did (None when it did not run)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -84,6 +86,7 @@ class IndexReport:
             "seconds": round(self.seconds, 3),
             "rebuilt_because": self.rebuilt_because,
             "interrupted": self.interrupted,
+            "embedding": self.embedding,
         }
 
 

@@ -14,7 +14,7 @@ from pathlib import PurePosixPath
 from typing import Any, Literal
 
 from noteseek.analysis import Analyzer, get_analyzer
-from noteseek.chunking import chunk_document
+from noteseek.chunking import chunk_document, embedding_input, embedding_key
 from noteseek.parse import default_registry
 from noteseek.parse.registry import ParserRegistry
 from noteseek.sources.files import FoundFile
@@ -127,7 +127,14 @@ def prepare_file(
         warnings=[reason for _, reason in problems],
     )
     fields = document_fields(doc, found.path, analyzer)
-    indexed = [IndexedChunk(c, chunk_fields(c, fields, analyzer)) for c in chunks]
+    indexed = [
+        IndexedChunk(
+            c,
+            chunk_fields(c, fields, analyzer),
+            embedding_key(embedding_input(doc.title, found.path, c.heading_path, c.text)),
+        )
+        for c in chunks
+    ]
     return Outcome(
         found,
         "prepared",

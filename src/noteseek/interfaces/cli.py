@@ -116,36 +116,58 @@ def index(
         list[str] | None, typer.Argument(help="Root names or folders (default: all roots).")
     ] = None,
     force: Annotated[bool, typer.Option(help="Re-read every file, even unchanged ones.")] = False,
+    keyword_only: Annotated[
+        bool,
+        typer.Option("--keyword-only", help="Skip embeddings (keyword search only) this run."),
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
 ) -> None:
-    """Index roots incrementally: unchanged files are skipped, changed ones replaced."""
-    with _engine(roots) as engine, _progress(as_json) as progress:
-        report = engine.index(roots or None, force=force, progress=progress)
+    """Index roots incrementally, then embed new chunks (keyword search works meanwhile)."""
+    with (
+        _engine(roots) as engine,
+        _progress(as_json, "indexing", "files") as progress,
+        _progress(as_json, "embedding", "chunks") as embed_progress,
+    ):
+        report = engine.index(
+            roots or None,
+            force=force,
+            progress=progress,
+            keyword_only=keyword_only,
+            embed_progress=embed_progress,
+        )
     _print_report(report, as_json, engine)
 
 
 @app.command()
 def rebuild(
+    keyword_only: Annotated[
+        bool, typer.Option("--keyword-only", help="Skip embeddings (keyword search only).")
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
 ) -> None:
-    """Drop the index and build it again from the files."""
+    """Drop the index and build it again from the files (cached vectors are reused)."""
     with _engine() as engine:
         if not engine.roots():
             raise _fail("nothing to rebuild: no roots configured or indexed", EXIT_NO_INDEX)
-        with _progress(as_json) as progress:
-            report = engine.rebuild(progress=progress)
+        with (
+            _progress(as_json, "indexing", "files") as progress,
+            _progress(as_json, "embedding", "chunks") as embed_progress,
+        ):
+            report = engine.rebuild(
+                progress=progress, keyword_only=keyword_only, embed_progress=embed_progress
+            )
     _print_report(report, as_json, engine)
 
 
 @contextmanager
-def _progress(quiet: bool) -> Iterator[Any]:
+def _progress(quiet: bool, label: str = "indexing", unit: str = "files") -> Iterator[Any]:
     """A progress bar on a terminal, plain log lines every few seconds otherwise."""
     if quiet:
         yield None
         return
     if err.is_terminal:
         bar = Progress(
-            TextColumn("[bold]indexing"),
+            TextColumn(f"[bold]{label}"),
             BarColumn(),
             MofNCompleteColumn(),
             TimeRemainingColumn(),
@@ -167,7 +189,7 @@ def _progress(quiet: bool) -> Iterator[Any]:
         now = time.monotonic()
         if done == total or now - last[0] >= 2.0:
             last[0] = now
-            err.print(f"indexed {done}/{total} files to parse")
+            err.print(f"{label}: {done}/{total} {unit}")
 
     yield log
 
@@ -203,6 +225,17 @@ def _print_report(report: IndexReport, as_json: bool, engine: Engine) -> None:
         )
     if len(problems) > 20:
         out.print(f"  ... and {len(problems) - 20} more (noteseek status --json lists all)")
+    emb = report.embedding
+    if emb:
+        if emb.get("error"):
+            out.print(f"[red]embedding failed:[/] {escape(emb['error'])} (keyword search works)")
+        elif emb["embedded"]:
+            rate = emb.get("texts_per_second") or 0
+            out.print(
+                f"embedded {emb['embedded']} chunks with {escape(emb['model'])} in "
+                f"{emb['seconds']:.1f}s ({rate:.1f}/s)"
+                + ("  [yellow]interrupted: the next run resumes[/]" if emb["interrupted"] else "")
+            )
 
 
 # -- search ----------------------------------------------------------------------------------
@@ -230,7 +263,13 @@ def search(
     where: Annotated[
         list[str] | None, typer.Option("--where", help="Frontmatter key=value or key!=value.")
     ] = None,
-    explain: Annotated[bool, typer.Option(help="Show matched terms and per-field scores.")] = False,
+    mode: Annotated[
+        str | None,
+        typer.Option("--mode", "-m", help="hybrid (default), keyword or semantic."),
+    ] = None,
+    explain: Annotated[
+        bool, typer.Option(help="Show each lane's rank and score, terms and fields.")
+    ] = False,
     full: Annotated[bool, typer.Option(help="Include each section's full text.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print results as JSON.")] = False,
     queries: Annotated[
@@ -249,6 +288,7 @@ def search(
         after=after,
         before=before,
         where=where or (),
+        mode=mode,
         explain=explain,
         with_text=full,
     )
@@ -266,7 +306,12 @@ def search(
         out.print_json(json.dumps(response.to_dict(), ensure_ascii=False))
     else:
         _print_hits(response.hits, explain, full)
-        err.print(f"[dim]{len(response.hits)} results in {response.took_ms:.1f} ms[/]")
+        for warning in response.warnings:
+            err.print(f"[yellow]note:[/] {escape(warning)}")
+        err.print(
+            f"[dim]{len(response.hits)} results in {response.took_ms:.1f} ms "
+            f"({response.mode}: {', '.join(response.lanes) or 'no lanes'})[/]"
+        )
     if not response.hits:
         raise typer.Exit(EXIT_NOT_FOUND)
 
@@ -287,7 +332,13 @@ def _batch(engine: Engine, path: Path, opts: dict[str, Any]) -> None:
                 f'{path}:{number}: expected a JSON object with "_id" and "text"', EXIT_USAGE
             ) from None
         response = engine.search(text, **opts)
-        record = {"query_id": qid, "results": [h.to_dict() for h in response.hits]}
+        record = {
+            "query_id": qid,
+            "mode": response.mode,
+            "took_ms": round(response.took_ms, 2),
+            "results": [h.to_dict() for h in response.hits],
+            "warnings": response.warnings,
+        }
         sys.stdout.write(json.dumps(record, ensure_ascii=False) + "\n")
     sys.stdout.flush()
 
@@ -316,12 +367,33 @@ def _print_hits(hits: list[Any], explain: bool, full: bool) -> None:
         if full and hit.text:
             out.print(escape(hit.text))
         if explain and hit.explain:
-            kw = hit.explain["keyword"]
+            _print_explain(hit.explain)
+
+
+def _print_explain(info: dict[str, Any]) -> None:
+    kw = info.get("keyword")
+    if kw is not None:
+        if kw.get("rank") is None:
+            out.print("    [dim]keyword: -  (not a keyword candidate)[/]")
+        else:
             fields = ", ".join(f"{k} {v:.2f}" for k, v in kw["fields"].items() if v)
             out.print(
-                f"    [dim]bm25 {kw['bm25']:.3f} ({kw['match']}); terms: "
+                f"    [dim]keyword: #{kw['rank']}  bm25 {kw['bm25']:.3f} ({kw['match']}); terms: "
                 f"{', '.join(kw['matched_terms']) or '-'}; fields: {fields or '-'}[/]"
             )
+    sem = info.get("semantic")
+    if sem is not None:
+        if sem.get("rank") is None:
+            out.print("    [dim]semantic: -  (not a semantic candidate)[/]")
+        else:
+            out.print(f"    [dim]semantic: #{sem['rank']}  cosine {sem['cosine']:.3f}[/]")
+    fusion = info.get("fusion")
+    if fusion:
+        parts = " + ".join(f"{lane} {v:.4f}" for lane, v in fusion["contributions"].items())
+        out.print(
+            f"    [dim]fused: {parts} = {fusion['fused']:.4f} -> score {fusion['score']:.3f} "
+            f"(rrf k={fusion['k']:g})[/]"
+        )
 
 
 # -- get, status, config -----------------------------------------------------------------------
@@ -374,6 +446,17 @@ def status(
         f"{data['files']} files, {data['chunks']} chunks, {data['links']} links, "
         f"{data['index_bytes'] / 1e6:.1f} MB"
     )
+    emb = data.get("embedding")
+    if emb:
+        if not emb["enabled"]:
+            out.print("embeddings off (keyword search only)")
+        else:
+            pct = 100.0 * emb["embedded"] / emb["total"] if emb["total"] else 100.0
+            out.print(
+                f"embeddings: {emb['embedded']}/{emb['total']} chunks ({pct:.0f}%) with "
+                f"{escape(emb['model'])}"
+                + (f", {emb['pending']} pending: run noteseek index" if emb["pending"] else "")
+            )
     run = data.get("last_run")
     if run:
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(run["finished"]))

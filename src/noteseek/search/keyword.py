@@ -14,10 +14,9 @@ from typing import Any
 from noteseek.analysis import Analyzer
 from noteseek.config import SearchSettings
 from noteseek.search.query import parse_query
-from noteseek.search.snippet import make_snippet
-from noteseek.store.base import ChunkRow, MatchMode
+from noteseek.store.base import MatchMode
 from noteseek.store.sqlite import SQLiteStore
-from noteseek.types import FTS_FIELDS, Clause, Filters, Hit, KeywordQuery
+from noteseek.types import FTS_FIELDS, Clause, Filters, KeywordQuery
 
 
 @dataclass(slots=True)
@@ -105,84 +104,36 @@ def _attempts(
     return out
 
 
-def to_hits(
-    store: SQLiteStore,
-    analyzer: Analyzer,
-    response: KeywordResponse,
-    settings: SearchSettings,
-    *,
-    explain: bool = False,
-    with_text: bool = False,
-    snippets: bool = True,
-) -> list[Hit]:
-    """Rows, snippets and (optionally) per-field explanations for ranked results."""
-    rowids = [r.rowid for r in response.results]
-    rows = {row.rowid: row for row in store.chunk_rows(rowids)}
-    terms = set(response.query.terms)
-    prefixes = [
-        alt[-1] for c in response.query.clauses if c.prefix for alt in c.alternatives if alt
-    ]
+def field_scores(
+    store: SQLiteStore, response: KeywordResponse, settings: SearchSettings, rowids: set[int]
+) -> dict[int, list[float]]:
+    """Per-field BM25 of the given results, for --explain."""
+    weights = weights_of(settings)
     fields: dict[int, list[float]] = {}
-    if explain:
-        weights = weights_of(settings)
-        for mode in ("all", "any"):
-            ids = [r.rowid for r in response.results if r.match == mode]
-            fields.update(store.field_scores(response.query, mode, ids, weights))
-    hits: list[Hit] = []
-    for rank, result in enumerate(response.results, start=1):
-        row = rows.get(result.rowid)
-        if row is None:  # deleted between the two statements
-            continue
-        snippet: str = ""
-        matched: list[str] = []
-        if snippets:
-            snippet, matched = make_snippet(
-                row.text, terms, prefixes, analyzer, settings.snippet_chars, settings.highlight
-            )
-        hit = _hit(row, rank, result.score, snippet)
-        if with_text:
-            hit.text = row.text
-        if explain:
-            hit.explain = _explain(result, matched, fields.get(result.rowid), terms, analyzer, row)
-        hits.append(hit)
-    return hits
+    for mode in ("all", "any"):
+        ids = [r.rowid for r in response.results if r.match == mode and r.rowid in rowids]
+        fields.update(store.field_scores(response.query, mode, ids, weights))
+    return fields
 
 
-def _hit(row: ChunkRow, rank: int, score: float, snippet: str) -> Hit:
-    return Hit(
-        chunk_id=row.chunk_id,
-        doc_id=row.doc_id,
-        root=row.root,
-        path=row.path,
-        title=row.title,
-        heading_path=row.heading_path,
-        start_line=row.start_line,
-        end_line=row.end_line,
-        score=score,
-        snippet=snippet,
-        rank=rank,
-    )
-
-
-def _explain(
+def explain(
     result: KeywordResult,
     matched: list[str],
     field_scores: list[float] | None,
     terms: set[str],
     analyzer: Analyzer,
-    row: ChunkRow,
+    text: str,
 ) -> dict[str, Any]:
-    in_text = {t.term for t in analyzer.tokens(row.text)} & terms
+    """Why a chunk matched: its BM25, the match tier, matched and missing terms, per field."""
+    in_text = {t.term for t in analyzer.tokens(text)} & terms
     return {
-        "keyword": {
-            "bm25": round(result.score, 4),
-            "match": "all words" if result.match == "all" else "any word",
-            "matched_terms": sorted(in_text | set(matched)),
-            "missing_terms": sorted(terms - in_text - set(matched)),
-            "fields": (
-                {name: round(s, 4) for name, s in zip(FTS_FIELDS, field_scores, strict=True)}
-                if field_scores
-                else {}
-            ),
-        }
+        "bm25": round(result.score, 4),
+        "match": "all words" if result.match == "all" else "any word",
+        "matched_terms": sorted(in_text | set(matched)),
+        "missing_terms": sorted(terms - in_text - set(matched)),
+        "fields": (
+            {name: round(s, 4) for name, s in zip(FTS_FIELDS, field_scores, strict=True)}
+            if field_scores
+            else {}
+        ),
     }

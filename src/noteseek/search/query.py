@@ -65,3 +65,20 @@ def _word_clause(word: str, analyzer: Analyzer) -> Clause | None:
         # An identifier matches itself, or its parts written as words ("get user by id").
         return Clause(((terms[0],), tuple(terms[1:])))
     return Clause((tuple(terms),))
+
+
+_EXCLUDED_RE = re.compile(r'(?:^|\s)-(?:"[^"]*"?|\S+)')
+
+
+def semantic_text(text: str) -> str:
+    """The query as the embedding model should read it: no exclusions, quotes or wildcards.
+
+    A query made only of dashed words keeps them (``-Name`` is a parameter, not an exclusion),
+    as :func:`parse_query` does.
+    """
+    kept = _EXCLUDED_RE.sub(" ", text)
+    if not kept.strip():
+        kept = text
+    kept = kept.replace('"', " ")
+    kept = re.sub(r"(\w)\*+(?=\s|$)", r"\1", kept)
+    return " ".join(kept.split())

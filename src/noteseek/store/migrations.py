@@ -96,6 +96,17 @@ MIGRATIONS: list[str] = [
         DELETE FROM chunks_fts WHERE rowid = old.id;
     END;
     """,
+    # 2: vectors, keyed by (model, embedding input hash) and shared by identical chunks
+    """
+    ALTER TABLE chunks ADD COLUMN embed_key TEXT NOT NULL DEFAULT '';
+    CREATE INDEX chunks_embed_key ON chunks(embed_key);
+    CREATE TABLE vectors (
+        model  TEXT NOT NULL,
+        key    TEXT NOT NULL,
+        vector BLOB NOT NULL,
+        PRIMARY KEY (model, key)
+    ) WITHOUT ROWID;
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

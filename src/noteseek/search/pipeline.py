@@ -1,0 +1,228 @@
+"""The query pipeline: retrievers -> fusion -> results.
+
+Each lane returns a ranked list of chunk rowids: keyword (BM25 over the weighted fields) and
+semantic (cosine similarity to the query's embedding). Weighted Reciprocal Rank Fusion merges
+them; the results carry each lane's rank and raw score for ``--explain``. A single-lane mode
+goes through the same fusion, so scores mean the same thing in every mode.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from noteseek.analysis import Analyzer
+from noteseek.config import SearchSettings
+from noteseek.search import keyword
+from noteseek.search.fusion import Fused, rrf
+from noteseek.search.query import parse_query, semantic_text
+from noteseek.search.snippet import make_snippet
+from noteseek.search.vector import VectorIndex
+from noteseek.store.base import ChunkRow
+from noteseek.store.sqlite import SQLiteStore
+from noteseek.types import Filters, Hit, KeywordQuery
+
+Mode = Literal["hybrid", "keyword", "semantic"]
+MODES: tuple[Mode, ...] = ("hybrid", "keyword", "semantic")
+QueryEmbedder = Callable[[str], npt.NDArray[np.float32]]
+
+
+@dataclass
+class VectorLane:
+    """What the semantic lane needs; absent when vectors are off or not built yet."""
+
+    index: VectorIndex
+    embed_query: QueryEmbedder
+
+
+@dataclass
+class PipelineResult:
+    hits: list[Hit]
+    candidates: int
+    lanes: dict[str, int] = field(default_factory=dict)
+    """Results each lane returned."""
+    timings_ms: dict[str, float] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+
+def run(
+    store: SQLiteStore,
+    analyzer: Analyzer,
+    text: str,
+    filters: Filters,
+    k: int,
+    mode: Mode,
+    settings: SearchSettings,
+    vectors: VectorLane | None,
+    *,
+    explain: bool = False,
+    with_text: bool = False,
+    snippets: bool = True,
+) -> PipelineResult:
+    timings: dict[str, float] = {}
+    warnings: list[str] = []
+    want = max(k, settings.candidates)
+    lanes: dict[str, list[tuple[int, float]]] = {}
+    kw_response: keyword.KeywordResponse | None = None
+    query = parse_query(text, analyzer)
+
+    if mode in ("hybrid", "keyword"):
+        started = time.perf_counter()
+        kw_response = keyword.retrieve(store, analyzer, text, filters, want, settings)
+        lanes["keyword"] = [(r.rowid, r.score) for r in kw_response.results]
+        timings["keyword_ms"] = _ms(started)
+
+    if mode in ("hybrid", "semantic"):
+        if vectors is None:
+            if mode == "semantic":
+                raise ValueError(
+                    "semantic search needs embeddings: enable them (embedding.enabled = true) "
+                    "and run noteseek index"
+                )
+        else:
+            started = time.perf_counter()
+            semantic = semantic_text(text)
+            if semantic:
+                qvec = vectors.embed_query(semantic)
+                timings["embed_ms"] = _ms(started)
+                started = time.perf_counter()
+                allowed = store.filtered_chunk_ids(filters) if not filters.is_empty() else None
+                found = vectors.index.search(qvec, want + (want if query.excluded else 0), allowed)
+                if query.excluded and found:
+                    hidden = store.matching_rowids(
+                        KeywordQuery(query.excluded, ()), [r for r, _ in found]
+                    )
+                    found = [item for item in found if item[0] not in hidden]
+                lanes["semantic"] = found[:want]
+                timings["vector_ms"] = _ms(started)
+
+    weights = {"keyword": settings.keyword_weight, "semantic": settings.semantic_weight}
+    fused = rrf(lanes, weights, settings.rrf_k)
+    started = time.perf_counter()
+    hits = _hits(
+        store,
+        analyzer,
+        fused[:k],
+        kw_response,
+        query,
+        settings,
+        explain=explain,
+        with_text=with_text,
+        snippets=snippets,
+        rrf_k=settings.rrf_k,
+        weights={lane: weights[lane] for lane in lanes},
+    )
+    timings["results_ms"] = _ms(started)
+    return PipelineResult(
+        hits, len(fused), {lane: len(found) for lane, found in lanes.items()}, timings, warnings
+    )
+
+
+def _ms(started: float) -> float:
+    return round((time.perf_counter() - started) * 1000, 3)
+
+
+def _hits(
+    store: SQLiteStore,
+    analyzer: Analyzer,
+    fused: list[Fused],
+    kw_response: keyword.KeywordResponse | None,
+    query: KeywordQuery,
+    settings: SearchSettings,
+    *,
+    explain: bool,
+    with_text: bool,
+    snippets: bool,
+    rrf_k: float,
+    weights: dict[str, float],
+) -> list[Hit]:
+    rows = {row.rowid: row for row in store.chunk_rows([f.rowid for f in fused])}
+    terms = set(query.terms)
+    prefixes = [alt[-1] for c in query.clauses if c.prefix for alt in c.alternatives if alt]
+    kw_results = {r.rowid: r for r in kw_response.results} if kw_response else {}
+    fields: dict[int, list[float]] = {}
+    if explain and kw_response is not None:
+        wanted = {f.rowid for f in fused if f.rowid in kw_results}
+        fields = keyword.field_scores(store, kw_response, settings, wanted)
+    hits: list[Hit] = []
+    for item in fused:
+        row = rows.get(item.rowid)
+        if row is None:  # deleted between the two statements
+            continue
+        snippet, matched = "", list[str]()
+        if snippets:
+            snippet, matched = make_snippet(
+                row.text, terms, prefixes, analyzer, settings.snippet_chars, settings.highlight
+            )
+        hit = _hit(row, len(hits) + 1, item)
+        hit.snippet = snippet
+        if with_text:
+            hit.text = row.text
+        if explain:
+            hit.explain = _explain(
+                item, kw_results, fields, matched, terms, analyzer, row, rrf_k, weights
+            )
+        hits.append(hit)
+    return hits
+
+
+def _hit(row: ChunkRow, rank: int, item: Fused) -> Hit:
+    return Hit(
+        chunk_id=row.chunk_id,
+        doc_id=row.doc_id,
+        root=row.root,
+        path=row.path,
+        title=row.title,
+        heading_path=row.heading_path,
+        start_line=row.start_line,
+        end_line=row.end_line,
+        score=item.score,
+        snippet="",
+        rank=rank,
+        lanes=dict(item.ranks),
+    )
+
+
+def _explain(
+    item: Fused,
+    kw_results: dict[int, keyword.KeywordResult],
+    fields: dict[int, list[float]],
+    matched: list[str],
+    terms: set[str],
+    analyzer: Analyzer,
+    row: ChunkRow,
+    rrf_k: float,
+    weights: dict[str, float],
+) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    kw = kw_results.get(item.rowid)
+    if "keyword" in weights:
+        if kw is not None:
+            detail = keyword.explain(kw, matched, fields.get(item.rowid), terms, analyzer, row.text)
+            out["keyword"] = {"rank": item.ranks["keyword"], **detail}
+        else:
+            out["keyword"] = {"rank": None, "note": "not among the keyword lane's candidates"}
+    if "semantic" in weights:
+        if "semantic" in item.ranks:
+            out["semantic"] = {
+                "rank": item.ranks["semantic"],
+                "cosine": round(item.raw["semantic"], 4),
+            }
+        else:
+            out["semantic"] = {"rank": None, "note": "not among the semantic lane's candidates"}
+    out["fusion"] = {
+        "method": "weighted reciprocal rank fusion",
+        "k": rrf_k,
+        "weights": weights,
+        "contributions": {
+            lane: round(weights[lane] / (rrf_k + rank), 6) for lane, rank in item.ranks.items()
+        },
+        "fused": round(item.fused, 6),
+        "score": round(item.score, 4),
+    }
+    return out
