@@ -118,7 +118,7 @@ class RemoteEmbedder:
             items = sorted(body["data"], key=lambda d: int(d.get("index", 0)))
             rows = [item["embedding"] for item in items]
             matrix = np.asarray(rows, dtype=np.float32)
-        except (ValueError, KeyError, TypeError) as exc:
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise EmbeddingError(
                 f"{self.url}: the answer is not an OpenAI-style embeddings response ({exc})"
             ) from exc

@@ -1,0 +1,134 @@
+"""Vector search over a real SQLite index: exact, filtered, incremental, float16 and HNSW.
+
+Vectors here are random unit vectors stored under each chunk's embedding key, so results can
+be checked against a brute-force computation; the model itself is tested elsewhere.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from noteseek.engine import Engine
+from noteseek.search.filters import build_filters
+from noteseek.search.vector import VectorIndex
+from tests.helpers import engine_for, project, write
+
+DIM = 32
+MODEL = "test-model"
+
+
+def fill_vectors(engine: Engine, seed: int = 0) -> dict[int, np.ndarray]:
+    """A random unit vector for every chunk key without one; returns rowid -> vector."""
+    rng = np.random.default_rng(seed)
+    store = engine.store
+    pending = store.pending_embeddings(MODEL)
+    items = []
+    for key, _ in pending:
+        v = rng.normal(size=DIM).astype(np.float32)
+        items.append((key, (v / np.linalg.norm(v)).tobytes()))
+    store.put_vectors(MODEL, items)
+    out = {}
+    for rowid, blob in store.all_chunk_vectors(MODEL):
+        out[rowid] = np.frombuffer(blob, dtype=np.float32)
+    return out
+
+
+def brute_force(vectors: dict[int, np.ndarray], q: np.ndarray, k: int) -> list[int]:
+    scored = sorted(vectors, key=lambda r: -float(vectors[r] @ q))
+    return scored[:k]
+
+
+@pytest.fixture
+def notes_engine(tmp_path: Path) -> Engine:
+    notes = tmp_path / "notes"
+    for i in range(60):
+        folder = "work" if i % 3 == 0 else "home"
+        tag = "#urgent" if i % 10 == 0 else ""
+        write(notes / folder / f"n{i:02d}.md", f"# Note {i}\n\nBody of note {i}. {tag}\n")
+    engine = engine_for(project(tmp_path, {"n": notes}))
+    engine.index()
+    return engine
+
+
+def query(seed: int) -> np.ndarray:
+    v = np.random.default_rng(seed).normal(size=DIM).astype(np.float32)
+    return v / np.linalg.norm(v)
+
+
+def test_exact_search_matches_brute_force(notes_engine: Engine) -> None:
+    vectors = fill_vectors(notes_engine)
+    index = VectorIndex(notes_engine.store, MODEL, DIM)
+    for seed in range(5):
+        q = query(100 + seed)
+        got = index.search(q, 10)
+        assert [r for r, _ in got] == brute_force(vectors, q, 10)
+        assert got[0][1] == pytest.approx(float(vectors[got[0][0]] @ q), abs=1e-5)
+
+
+def test_filters_never_starve_the_results(notes_engine: Engine) -> None:
+    vectors = fill_vectors(notes_engine)
+    index = VectorIndex(notes_engine.store, MODEL, DIM)
+    allowed = notes_engine.store.filtered_chunk_ids(build_filters(tags=["urgent"]))
+    assert len(allowed) == 6
+    q = query(1)
+    got = index.search(q, 10, allowed)
+    # Every allowed chunk comes back (only 6 exist), best first, however far they are.
+    assert sorted(r for r, _ in got) == sorted(allowed)
+    assert [r for r, _ in got] == brute_force({r: vectors[r] for r in allowed}, q, 10)
+    assert index.search(q, 10, []) == []
+
+
+def test_engine_filters_apply_to_the_semantic_lane(notes_engine: Engine) -> None:
+    fill_vectors(notes_engine)
+    allowed = set(notes_engine.store.filtered_chunk_ids(build_filters(paths=["work/**"])))
+    index = VectorIndex(notes_engine.store, MODEL, DIM)
+    got = index.search(query(3), 50, sorted(allowed))
+    assert len(got) == len(allowed) == 20
+
+
+def test_index_follows_the_store_incrementally(notes_engine: Engine, tmp_path: Path) -> None:
+    fill_vectors(notes_engine)
+    index = VectorIndex(notes_engine.store, MODEL, DIM)
+    index.sync()
+    assert index.size == 60
+    loads = []
+    original = index._load_all
+    index._load_all = lambda: (loads.append(1), original())  # type: ignore[method-assign]
+    notes = tmp_path / "notes"
+    (notes / "home" / "n01.md").unlink()
+    write(notes / "home" / "new.md", "# New\n\nA new note.\n")
+    notes_engine.index()
+    index.sync()
+    assert index.size == 59  # one gone; the new chunk has no vector yet
+    vectors = fill_vectors(notes_engine, seed=5)
+    index.sync()
+    assert index.size == 60 and not loads  # updated in place, never reloaded
+    q = query(9)
+    assert [r for r, _ in index.search(q, 5)] == brute_force(vectors, q, 5)
+
+
+def test_float16_matrix_ranks_like_float32(notes_engine: Engine) -> None:
+    vectors = fill_vectors(notes_engine)
+    index = VectorIndex(notes_engine.store, MODEL, DIM, dtype="float16")
+    q = query(4)
+    got = [r for r, _ in index.search(q, 5)]
+    assert got == brute_force(vectors, q, 5)
+
+
+def test_hnsw_above_the_threshold_agrees_with_exact(notes_engine: Engine) -> None:
+    vectors = fill_vectors(notes_engine)
+    index = VectorIndex(notes_engine.store, MODEL, DIM, hnsw_threshold=10)
+    index.sync()
+    assert index.uses_hnsw
+    hits = 0
+    for seed in range(20):
+        q = query(200 + seed)
+        got = {r for r, _ in index.search(q, 10)}
+        hits += len(got & set(brute_force(vectors, q, 10)))
+    assert hits / 200 >= 0.95
+    # A filter on HNSW still returns every allowed chunk (falls back to exact when needed).
+    allowed = notes_engine.store.filtered_chunk_ids(build_filters(tags=["urgent"]))
+    assert len(index.search(query(5), 10, allowed)) == 6
