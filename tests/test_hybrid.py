@@ -134,7 +134,7 @@ def test_keyword_only_skips_vectors_and_hybrid_says_so(small: tuple[Path, Path])
         with pytest.raises(ValueError, match="no vectors"):
             engine.search("redis", mode="semantic")
     with engine_for(folder, embeddings=False) as engine:
-        with pytest.raises(ValueError, match="embedding.enabled = false"):
+        with pytest.raises(ValueError, match=r"embedding\.enabled = false"):
             engine.search("redis", mode="semantic")
         assert engine.search("redis").warnings == []
 

@@ -203,7 +203,7 @@ def test_api_key_comes_from_the_named_environment_variable(
 def test_engine_indexes_and_searches_through_the_remote_embedder(
     server: tuple[str, Behaviour], tmp_path: Path
 ) -> None:
-    url, b = server
+    url, _ = server
     notes = tmp_path / "notes"
     write(notes / "cache.md", "# Cache\n\nEviction of cold entries from the cache.\n")
     write(notes / "db.md", "# Database\n\nVacuum and analyze the tables.\n")
