@@ -193,6 +193,14 @@ class SearchSettings(_Section):
         description="...but only words found in at least this many chunks: small indexes "
         "rank every word.",
     )
+    document_weight: float = Field(
+        default=0.75,
+        ge=0,
+        le=1,
+        description="Share of a chunk's keyword score that comes from how well its whole "
+        "document matches (BM25 over the document); the rest is the chunk's own BM25. "
+        "Chosen on scifact-dev and hugo-docs-kis (docs/evaluation.md). 0 = chunk only.",
+    )
     mode: Literal["hybrid", "keyword", "semantic"] = Field(
         default="hybrid",
         description="hybrid fuses keyword and semantic lanes; either alone is available.",

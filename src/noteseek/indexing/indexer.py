@@ -124,9 +124,18 @@ class Indexer:
         states_by_root: dict[str, dict[str, FileState]] = {}
         missing_by_root: dict[str, dict[str, FileState]] = {}
 
+        known_roots = self.store.roots()
         for name, root in roots.items():
-            self.store.ensure_root(name, str(Path(root.path).expanduser().resolve()))
             scan = scan_root(name, Path(root.path), self._rules(root))
+            resolved = str(Path(root.path).expanduser().resolve())
+            moved_to_nothing = "." in scan.unreadable and known_roots.get(name) not in (
+                None,
+                resolved,
+            )
+            # A root moved to a folder that cannot be read (a typo, an unmounted disk) keeps
+            # what was indexed from where it was; the problem is reported below.
+            if not moved_to_nothing:
+                self.store.ensure_root(name, resolved)
             report.scanned += len(scan.files)
             states = self.store.file_states(name)
             skipped_before = self.store.skipped_states(name)

@@ -15,7 +15,7 @@ from noteseek.parse import default_registry
 from noteseek.store.migrations import SCHEMA_VERSION
 
 # Bump when the meaning of stored rows changes in a way a schema migration cannot express.
-SPEC_VERSION = 2  # 2: chunks carry embedding keys
+SPEC_VERSION = 3  # 2: chunks carry embedding keys; 3: document-level keyword rows
 
 
 def build_manifest(settings: Settings) -> dict[str, Any]:

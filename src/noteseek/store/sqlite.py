@@ -185,6 +185,7 @@ class SQLiteStore:
         """Drop every indexed document (a rebuild starts from here)."""
         with self.transaction():
             self._conn.execute("DELETE FROM chunks_fts")
+            self._conn.execute("DELETE FROM docs_fts")
             self._conn.execute("DELETE FROM chunks")
             self._conn.execute("DELETE FROM files")
             self._conn.execute("DELETE FROM problems")
@@ -305,6 +306,12 @@ class SQLiteStore:
                     "VALUES (?,?,?,?,?,?,?)",
                     (cur.lastrowid, *item.fields),
                 )
+            conn.execute("DELETE FROM docs_fts WHERE rowid = ?", (file_id,))
+            conn.execute(
+                "INSERT INTO docs_fts(rowid, title, aliases, headings, tags, body, code) "
+                "VALUES (?,?,?,?,?,?,?)",
+                (file_id, *document_row(prepared)),
+            )
             tags = {t.casefold() for t in rec.tags}
             conn.executemany(
                 "INSERT OR IGNORE INTO tags(file_id, tag) VALUES (?, ?)",
@@ -531,6 +538,30 @@ class SQLiteStore:
         rows = self._q(sql, (*weights, expr, *params, limit))
         return [(int(r[0]), float(r[1])) for r in rows]
 
+    def document_scores(
+        self, query: KeywordQuery, filters: Filters, limit: int, weights: Sequence[float]
+    ) -> dict[int, float]:
+        """BM25 of whole documents (file id -> score) for the query's any-word match."""
+        expr = fts_expression(query, "any")
+        if expr is None:
+            return {}
+        where, params = _filter_sql(filters)
+        sql = (
+            "SELECT docs_fts.rowid, -bm25(docs_fts, ?, ?, ?, ?, ?, ?) AS score FROM docs_fts "
+            + ("JOIN files f ON f.id = docs_fts.rowid " if where else "")
+            + f"WHERE docs_fts MATCH ? {where} ORDER BY score DESC LIMIT ?"
+        )
+        rows = self._q(sql, (*weights, expr, *params, limit))
+        return {int(r[0]): float(r[1]) for r in rows}
+
+    def chunk_files(self, rowids: Sequence[int]) -> dict[int, int]:
+        """Chunk rowid -> file id."""
+        if not rowids:
+            return {}
+        marks = ",".join("?" * len(rowids))
+        rows = self._q(f"SELECT id, file_id FROM chunks WHERE id IN ({marks})", rowids)
+        return {int(r[0]): int(r[1]) for r in rows}
+
     def matching_rowids(self, query: KeywordQuery, rowids: Sequence[int]) -> set[int]:
         """Which of ``rowids`` match any clause of ``query`` (exclusions for vector results)."""
         expr = fts_expression(query, "any")
@@ -678,6 +709,27 @@ class SQLiteStore:
 
 
 # -- helpers ---------------------------------------------------------------------------------
+
+
+def document_row(prepared: PreparedFile) -> tuple[str, str, str, str, str, str]:
+    """A file's document-level keyword fields, from its chunks' analyzed fields.
+
+    Title, aliases and tags are the same in every chunk; headings are each distinct heading
+    path once; body and code are every chunk's, so term frequencies are the document's.
+    """
+    chunks = prepared.chunks
+    if not chunks:
+        return ("", "", "", "", "", "")
+    first = chunks[0].fields
+    headings = list(dict.fromkeys(c.fields[2] for c in chunks if c.fields[2]))
+    return (
+        first[0],
+        first[1],
+        " ".join(headings),
+        first[3],
+        " ".join(c.fields[4] for c in chunks if c.fields[4]),
+        " ".join(c.fields[5] for c in chunks if c.fields[5]),
+    )
 
 
 def fts_expression(query: KeywordQuery, mode: MatchMode) -> str | None:
