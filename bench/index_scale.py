@@ -49,6 +49,7 @@ def main() -> int:
             **os.environ,
             "NOTESEEK_INDEX__DIR": str(tmpdir / "index"),
             "NOTESEEK_INDEX__WORKERS": str(args.workers),
+            "NOTESEEK_EMBEDDING__ENABLED": "false",  # issue 2 targets are keyword-only
             "XDG_DATA_HOME": str(tmpdir / "xdg"),
         }
         cli = [sys.executable, "-m", "noteseek.interfaces.cli", "index", str(corpus), "--json"]
@@ -73,7 +74,9 @@ def main() -> int:
         sys.path.insert(0, str(REPO / "src"))
         from noteseek.engine import open_engine
 
-        engine = open_engine(tmpdir, flags={"index.dir": str(tmpdir / "index")})
+        engine = open_engine(
+            tmpdir, flags={"index.dir": str(tmpdir / "index"), "embedding.enabled": False}
+        )
         queries = sample_queries(corpus, args.queries)
         for q in queries[:20]:  # warm the page cache and the analyzer
             engine.search(q)

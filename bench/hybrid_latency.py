@@ -1,0 +1,117 @@
+"""Hybrid query latency at about 50,000 chunks, query embedding included.
+
+    .venv/bin/python bench/hybrid_latency.py [--chunks 50000] [--queries 300] [--dtype float32]
+
+Indexes a random subset of windows-powershell-docs (keyword rows) until it holds about
+``--chunks`` chunks, then stores a random unit vector under every chunk's embedding key for the
+configured model, so the vector lane searches a full-size matrix without spending an hour
+embedding (exact search costs the same whatever the vectors hold). Queries are real: each one
+is embedded by the bundled model, searched in both lanes and fused. Prints p50/p95/p99 of the
+whole call and of each stage. Target (issue 3): p50 <= 30 ms, p95 <= 60 ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from noteseek.embed.onnx import MODELS
+from noteseek.engine import open_engine
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "bench"))
+from index_scale import DEFAULT_TGZ, sample_queries  # noqa: E402
+
+
+def pct(values: list[float], q: float) -> float:
+    return float(np.percentile(values, q)) if values else 0.0
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--tgz", type=Path, default=DEFAULT_TGZ)
+    ap.add_argument("--chunks", type=int, default=50_000)
+    ap.add_argument("--queries", type=int, default=300)
+    ap.add_argument("--dtype", default="float32", choices=["float32", "float16"])
+    ap.add_argument("--hnsw-threshold", type=int, default=None)
+    args = ap.parse_args()
+    if not args.tgz.is_file():
+        print(f"skip: {args.tgz} not found (the shared data folder is absent)")
+        return 0
+    with tempfile.TemporaryDirectory(prefix="noteseek-hybrid-") as tmp:
+        tmpdir = Path(tmp)
+        unpacked = tmpdir / "unpacked"
+        with tarfile.open(args.tgz) as tar:
+            tar.extractall(unpacked, filter="data")
+        pages = sorted(unpacked.rglob("*.md"))
+        random.Random(3).shuffle(pages)
+        corpus = tmpdir / "corpus"
+        flags = {
+            "index.dir": str(tmpdir / "index"),
+            "roots.docs.path": str(corpus),
+            "vectors.dtype": args.dtype,
+        }
+        if args.hnsw_threshold is not None:
+            flags["vectors.hnsw_threshold"] = args.hnsw_threshold
+        engine = open_engine(tmpdir, flags=flags, environ={})
+        taken = 0
+        while engine.status()["chunks"] < args.chunks and taken < len(pages):
+            for page in pages[taken : taken + 500]:
+                target = corpus / page.relative_to(unpacked)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(page.read_bytes())
+            taken += 500
+            engine.index(keyword_only=True)
+        store = engine.store
+        model = engine.model_id
+        rng = np.random.default_rng(0)
+        pending = store.pending_embeddings(model)
+        dim = MODELS[engine.settings.embedding.model].dimension
+        for start in range(0, len(pending), 5000):
+            part = pending[start : start + 5000]
+            v = rng.normal(size=(len(part), dim)).astype(np.float32)
+            v /= np.linalg.norm(v, axis=1, keepdims=True)
+            store.put_vectors(
+                model, [(k, row.tobytes()) for (k, _), row in zip(part, v, strict=True)]
+            )
+        store.set_meta("embedding_model", model)
+        status = engine.status()
+        print(
+            f"{status['files']} files, {status['chunks']} chunks, "
+            f"{status['embedding']['embedded']} vectors ({args.dtype}), model {model}"
+        )
+        queries = sample_queries(corpus, args.queries)
+        started = time.perf_counter()
+        engine.search("warm up the model and the matrix", mode="hybrid")
+        print(
+            f"first query (loads model and {status['chunks']} vectors): "
+            f"{(time.perf_counter() - started) * 1000:.0f} ms"
+        )
+        print(f"vector index: {'HNSW' if engine.vector_index().uses_hnsw else 'exact'}")
+        for mode in ("keyword", "semantic", "hybrid"):
+            total: list[float] = []
+            stages: dict[str, list[float]] = {}
+            for q in queries:
+                t = time.perf_counter()
+                res = engine.search(q, top_k=10, mode=mode)
+                total.append((time.perf_counter() - t) * 1000)
+                for key, value in res.timings_ms.items():
+                    stages.setdefault(key, []).append(value)
+            parts = ", ".join(f"{k} p50 {pct(v, 50):.1f}" for k, v in stages.items())
+            print(
+                f"{mode:8s} {len(total)} queries: p50 {pct(total, 50):.1f} ms, "
+                f"p95 {pct(total, 95):.1f} ms, p99 {pct(total, 99):.1f} ms  ({parts})"
+            )
+        engine.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
