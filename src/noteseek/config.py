@@ -211,11 +211,12 @@ class SearchSettings(_Section):
         le=2000,
         description="Results each lane fetches for fusion (at least top_k).",
     )
+    # Chosen with bench/tune_hybrid.py on scifact-dev and hugo-docs-kis (docs/evaluation.md).
     rrf_k: float = Field(
-        default=60.0, gt=0, description="Reciprocal Rank Fusion constant (k in 1/(k + rank))."
+        default=10.0, gt=0, description="Reciprocal Rank Fusion constant (k in 1/(k + rank))."
     )
     keyword_weight: float = Field(default=1.0, ge=0, description="Fusion weight of keyword.")
-    semantic_weight: float = Field(default=1.0, ge=0, description="Fusion weight of semantic.")
+    semantic_weight: float = Field(default=1.5, ge=0, description="Fusion weight of semantic.")
     snippet_chars: int = Field(default=220, ge=40, le=5000)
     highlight: tuple[str, str] = Field(
         default=("**", "**"), description="Markers put around matched words in snippets."
@@ -520,9 +521,10 @@ path = "{path}"
 [search]
 # mode = "hybrid"              # hybrid | keyword | semantic
 # candidates = 50              # results each lane fetches for fusion
-# rrf_k = 60
+# rrf_k = 10
 # keyword_weight = 1.0
-# semantic_weight = 1.0
+# semantic_weight = 1.5
+# document_weight = 0.75       # share of keyword score from the whole document's BM25
 # top_k = 10
 # all_terms_first = 4          # queries up to this many words: all-words matches first
 # snippet_chars = 220
