@@ -154,7 +154,8 @@ class VectorSettings(_Section):
         default=100_000,
         ge=0,
         description="Above this many vectors, search an HNSW graph (usearch) instead of the "
-        "exact matrix (chosen by measurement, bench/vector_search.py). 0 = always exact.",
+        "exact matrix (provisional: from the library survey's 100k timings; "
+        "bench/vector_search.py measures it). 0 = always exact.",
     )
 
 
