@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import random
 import sys
-import tarfile
 import tempfile
 import time
 from pathlib import Path
@@ -27,7 +26,7 @@ from noteseek.engine import open_engine
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "bench"))
-from index_scale import DEFAULT_TGZ, sample_queries  # noqa: E402
+from index_scale import DEFAULT_TGZ, sample_queries, unpack  # noqa: E402
 
 
 def pct(values: list[float], q: float) -> float:
@@ -48,8 +47,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="noteseek-hybrid-") as tmp:
         tmpdir = Path(tmp)
         unpacked = tmpdir / "unpacked"
-        with tarfile.open(args.tgz) as tar:
-            tar.extractall(unpacked, filter="data")
+        unpack(args.tgz, unpacked)
         pages = sorted(unpacked.rglob("*.md"))
         random.Random(3).shuffle(pages)
         corpus = tmpdir / "corpus"

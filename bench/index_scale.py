@@ -40,8 +40,7 @@ def main() -> int:
         corpus = tmpdir / "corpus"
         corpus.mkdir()
         t = time.perf_counter()
-        with tarfile.open(args.tgz) as tar:
-            tar.extractall(corpus, filter="data")
+        unpack(args.tgz, corpus)
         files = sum(1 for p in corpus.rglob("*.md"))
         size = sum(p.stat().st_size for p in corpus.rglob("*") if p.is_file())
         print(f"unpacked {files} .md files, {size / 1e6:.1f} MB in {time.perf_counter() - t:.1f}s")
@@ -127,6 +126,12 @@ TEMPLATE_HEADINGS = {
     "related links",
     "commonparameters",
 }
+
+
+def unpack(tgz: Path, target: Path) -> None:
+    """Extract the corpus archive (regular files and folders only)."""
+    with tarfile.open(tgz) as tar:
+        tar.extractall(target, filter="data")
 
 
 def sample_queries(corpus: Path, n: int) -> list[str]:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -34,3 +36,22 @@ def write(path: Path, text: str, mtime: float | None = None) -> Path:
 
 def paths(hits: list[Any]) -> list[str]:
     return [h.path for h in hits]
+
+
+def run_cli(
+    args: list[str], cwd: Path, env: dict[str, str] | None = None, code: int = 0
+) -> subprocess.CompletedProcess[str]:
+    """Run ``noteseek ARGS`` in a subprocess and check its exit code."""
+    full_env = {**os.environ, **(env or {})}
+    proc = subprocess.run(
+        [sys.executable, "-m", "noteseek.interfaces.cli", *args],
+        cwd=cwd,
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == code, (
+        f"exit {proc.returncode}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
+    )
+    return proc

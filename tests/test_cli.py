@@ -3,32 +3,14 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import EXAMPLE_VAULT, shared
+from tests.helpers import run_cli
 
-
-def run(
-    args: list[str], cwd: Path, env: dict[str, str] | None = None, code: int = 0
-) -> subprocess.CompletedProcess[str]:
-    full_env = {**os.environ, **(env or {})}
-    proc = subprocess.run(
-        [sys.executable, "-m", "noteseek.interfaces.cli", *args],
-        cwd=cwd,
-        env=full_env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert proc.returncode == code, (
-        f"exit {proc.returncode}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
-    )
-    return proc
+run = run_cli
 
 
 def test_quick_start_flow_on_the_example_vault(tmp_path: Path) -> None:

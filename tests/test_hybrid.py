@@ -3,9 +3,11 @@ embedding cache, keyword-first indexing, interruption and resumption, model swit
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -16,7 +18,7 @@ import pytest
 
 from noteseek.engine import Engine
 from noteseek.indexing import embedding as embedding_phase
-from tests.helpers import engine_for, project, write
+from tests.helpers import engine_for, project, run_cli, write
 
 pytestmark = pytest.mark.embeddings
 
@@ -181,6 +183,17 @@ def test_stopped_embedding_resumes_where_it_stopped(
 N_KILL = 400
 
 
+def vectors_committed(db: Path) -> int:
+    """Committed vectors, read without opening an engine (cheap enough to poll)."""
+    if not db.exists():
+        return 0
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as conn:
+            return int(conn.execute("SELECT count(*) FROM vectors").fetchone()[0])
+    except sqlite3.Error:  # schema not created yet
+        return 0
+
+
 def test_kill_9_during_embedding_leaves_a_consistent_index(tmp_path: Path) -> None:
     notes = {
         f"n{i:03d}.md": f"# Note {i}\n\n" + f"Sentence {i} about subject {i}. " * 20 + "\n"
@@ -200,11 +213,9 @@ def test_kill_9_during_embedding_leaves_a_consistent_index(tmp_path: Path) -> No
     try:
         # Wait until some vectors are committed, then kill without warning.
         while time.monotonic() < deadline:
-            if db.exists():
-                with open_small(folder) as engine:
-                    if engine.store.vector_progress(engine.model_id)[0] >= 64:
-                        break
-            time.sleep(0.2)
+            if vectors_committed(db) >= 64:
+                break
+            time.sleep(0.1)
         else:
             pytest.fail("no vectors were committed in time")
         proc.send_signal(signal.SIGKILL)
@@ -223,18 +234,10 @@ def test_kill_9_during_embedding_leaves_a_consistent_index(tmp_path: Path) -> No
 
 def test_cli_modes_batch_queries_and_status(tmp_path: Path) -> None:
     folder, _ = project(tmp_path, {"n": make_notes(tmp_path / "notes")}), None
-    env = {**os.environ, "NOTESEEK_EMBEDDING__ENABLED": "true"}
+    env = {"NOTESEEK_EMBEDDING__ENABLED": "true"}
 
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "noteseek.interfaces.cli", *args],
-            cwd=folder,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=True,
-        )
+        return run_cli(list(args), folder, env)
 
     report = json.loads(cli("index", "--json").stdout)
     assert report["embedding"]["embedded"] == 4

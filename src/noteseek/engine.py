@@ -417,8 +417,8 @@ class Engine:
                 )
             return None
         embedded, total = self.embedding_progress()
-        stored_model = self.store.meta(MODEL_META_KEY)
         if embedded == 0:
+            stored_model = self.store.meta(MODEL_META_KEY)
             note = (
                 f"the index has no vectors of {self.model_id} yet"
                 + (

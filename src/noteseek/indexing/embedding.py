@@ -91,11 +91,13 @@ def embed_pending(
                 report.interrupted = True
                 break
             batch = pending[start : start + COMMIT_TEXTS]
-            sources = store.embedding_sources([rowid for _, rowid in batch])
+            rows = store.chunk_rows([rowid for _, rowid in batch])
             # A chunk may have been rewritten since the pending list was read: embed what the
             # store holds now, under the key it holds now.
-            keys = [src[0] for src in sources]
-            texts = [embedding_input(t, p, h, x) for _, t, p, h, x in sources]
+            keys = [row.embed_key for row in rows]
+            texts = [
+                embedding_input(row.title, row.path, row.heading_path, row.text) for row in rows
+            ]
             vectors = embedder.embed_documents(texts)
             blobs = [np.asarray(v, dtype=np.float32).tobytes() for v in vectors]
             store.put_vectors(model, zip(keys, blobs, strict=True))

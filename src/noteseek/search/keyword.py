@@ -13,7 +13,6 @@ from typing import Any
 
 from noteseek.analysis import Analyzer
 from noteseek.config import SearchSettings
-from noteseek.search.query import parse_query
 from noteseek.store.base import MatchMode
 from noteseek.store.sqlite import SQLiteStore
 from noteseek.types import FTS_FIELDS, Clause, Filters, KeywordQuery
@@ -49,14 +48,12 @@ def weights_of(settings: SearchSettings) -> tuple[float, ...]:
 
 def retrieve(
     store: SQLiteStore,
-    analyzer: Analyzer,
-    text: str,
+    query: KeywordQuery,
     filters: Filters,
     limit: int,
     settings: SearchSettings,
 ) -> KeywordResponse:
-    """Ranked chunk rowids for a query string (raises QuerySyntaxError for unusable queries)."""
-    query = parse_query(text, analyzer)
+    """Ranked chunk rowids for a parsed query (``search.query.parse_query``)."""
     response = KeywordResponse(query)
     if not query.clauses:
         return response

@@ -73,7 +73,7 @@ def run(
 
     if mode in ("hybrid", "keyword"):
         started = time.perf_counter()
-        kw_response = keyword.retrieve(store, analyzer, text, filters, want, settings)
+        kw_response = keyword.retrieve(store, query, filters, want, settings)
         lanes["keyword"] = [(r.rowid, r.blended) for r in kw_response.results]
         timings["keyword_ms"] = _ms(started)
 

@@ -53,6 +53,7 @@ class ChunkRow:
     doc_id: str
     title: str
     modified: float
+    embed_key: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -38,7 +38,7 @@ HEADING_SEP = "\x1f"
 
 _CHUNK_COLUMNS = """
     c.id, c.chunk_id, c.ordinal, c.heading_path, c.start_line, c.end_line, c.text,
-    c.content_hash, f.id, r.name, f.path, f.doc_id, f.title, f.modified
+    c.content_hash, f.id, r.name, f.path, f.doc_id, f.title, f.modified, c.embed_key
 """
 _CHUNK_FROM = "chunks c JOIN files f ON f.id = c.file_id JOIN roots r ON r.id = f.root_id"
 _FILE_COLUMNS = """
@@ -410,24 +410,6 @@ class SQLiteStore:
             (model,),
         )
         return [(r[0], int(r[1])) for r in rows]
-
-    def embedding_sources(
-        self, rowids: Sequence[int]
-    ) -> list[tuple[str, str, str, tuple[str, ...], str]]:
-        """(embedding key, title, path, heading path, text) of chunks, in the given order."""
-        if not rowids:
-            return []
-        marks = ",".join("?" * len(rowids))
-        rows = self._q(
-            "SELECT c.id, c.embed_key, f.title, f.path, c.heading_path, c.text FROM chunks c "
-            f"JOIN files f ON f.id = c.file_id WHERE c.id IN ({marks})",
-            rowids,
-        )
-        by_id = {
-            r[0]: (r[1], r[2], r[3], tuple(r[4].split(HEADING_SEP)) if r[4] else (), r[5])
-            for r in rows
-        }
-        return [by_id[i] for i in rowids if i in by_id]
 
     def put_vectors(self, model: str, items: Iterable[tuple[str, bytes]]) -> None:
         with self.transaction():
@@ -816,7 +798,21 @@ def _path_match(patterns: str, path: str) -> bool:
 def _chunk_row(r: Sequence[Any]) -> ChunkRow:
     heading = tuple(r[3].split(HEADING_SEP)) if r[3] else ()
     return ChunkRow(
-        r[0], r[1], r[2], heading, r[4], r[5], r[6], r[7], r[8], r[9], r[10], r[11], r[12], r[13]
+        r[0],
+        r[1],
+        r[2],
+        heading,
+        r[4],
+        r[5],
+        r[6],
+        r[7],
+        r[8],
+        r[9],
+        r[10],
+        r[11],
+        r[12],
+        r[13],
+        r[14],
     )
 
 
