@@ -45,7 +45,9 @@ class EmbedReport:
             "embedded": self.embedded,
             "pending": self.pending,
             "seconds": round(self.seconds, 3),
-            "texts_per_second": round(self.embedded / self.seconds, 2) if self.seconds else None,
+            "texts_per_second": (
+                round(self.embedded / self.seconds, 2) if self.embedded and self.seconds else None
+            ),
             "interrupted": self.interrupted,
             "notice": self.notice,
         }
