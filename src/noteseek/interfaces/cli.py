@@ -44,7 +44,7 @@ config_app = typer.Typer(help="Inspect the resolved configuration.", no_args_is_
 app.add_typer(config_app, name="config")
 
 out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False)
+err = Console(stderr=True, highlight=False, soft_wrap=True)  # paths in errors stay whole
 
 
 class State:
