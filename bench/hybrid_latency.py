@@ -92,7 +92,8 @@ def main() -> int:
             f"first query (loads model and {status['chunks']} vectors): "
             f"{(time.perf_counter() - started) * 1000:.0f} ms"
         )
-        print(f"vector index: {'HNSW' if engine.vector_index().uses_hnsw else 'exact'}")
+        hnsw = engine.vector_index().wait_for_hnsw()  # built in the background when above
+        print(f"vector index: {'HNSW' if hnsw else 'exact'}")
         for mode in ("keyword", "semantic", "hybrid"):
             total: list[float] = []
             stages: dict[str, list[float]] = {}

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from noteseek.search.vector import _dot, build_hnsw
+from noteseek.search.vector import build_hnsw, exact_top
 
 DIM = 384
 
@@ -33,10 +33,8 @@ def clustered(n: int, rng: np.random.Generator, centres: np.ndarray) -> np.ndarr
     return v / np.linalg.norm(v, axis=1, keepdims=True)
 
 
-def exact_top(matrix: np.ndarray, q: np.ndarray, k: int) -> np.ndarray:
-    scores = _dot(matrix, q)
-    top = np.argpartition(-scores, k - 1)[:k]
-    return top[np.argsort(-scores[top])]
+def top_rows(matrix: np.ndarray, q: np.ndarray, k: int) -> list[int]:
+    return [row for row, _ in exact_top(matrix, q, k)]
 
 
 def measure(label: str, matrix: np.ndarray, queries: np.ndarray, k: int = 10) -> None:
@@ -46,13 +44,13 @@ def measure(label: str, matrix: np.ndarray, queries: np.ndarray, k: int = 10) ->
     times = []
     for q in queries:
         t = time.perf_counter()
-        truth.append(set(exact_top(matrix, q, k).tolist()))
+        truth.append(set(top_rows(matrix, q, k)))
         times.append((time.perf_counter() - t) * 1000)
     half = matrix.astype(np.float16)
     times16 = []
     for q in queries:
         t = time.perf_counter()
-        exact_top(half, q, k)
+        top_rows(half, q, k)
         times16.append((time.perf_counter() - t) * 1000)
     t = time.perf_counter()
     index = build_hnsw(ids, matrix, DIM)

@@ -6,6 +6,8 @@ be checked against a brute-force computation; the model itself is tested elsewhe
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -122,7 +124,7 @@ def test_hnsw_above_the_threshold_agrees_with_exact(notes_engine: Engine) -> Non
     vectors = fill_vectors(notes_engine)
     index = VectorIndex(notes_engine.store, MODEL, DIM, hnsw_threshold=10)
     index.sync()
-    assert index.uses_hnsw
+    assert index.wait_for_hnsw(60)  # built on a background thread
     hits = 0
     for seed in range(20):
         q = query(200 + seed)
@@ -132,3 +134,18 @@ def test_hnsw_above_the_threshold_agrees_with_exact(notes_engine: Engine) -> Non
     # A filter on HNSW still returns every allowed chunk (falls back to exact when needed).
     allowed = notes_engine.store.filtered_chunk_ids(build_filters(tags=["urgent"]))
     assert len(index.search(query(5), 10, allowed)) == 6
+
+
+def test_usearch_before_onnxruntime_does_not_crash_the_process() -> None:
+    # Loading onnxruntime after usearch segfaults; vector.py must load them in the safe order.
+    code = (
+        "import numpy as np\n"
+        "from noteseek.search.vector import build_hnsw\n"
+        "v = np.eye(4, dtype=np.float32)\n"
+        "build_hnsw(np.arange(4, dtype=np.int64), v, 4)\n"
+        "import onnxruntime\n"
+        "print('alive')\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip() == "alive"

@@ -151,11 +151,12 @@ class VectorSettings(_Section):
         description="In-memory vector precision; float16 halves memory for a small loss.",
     )
     hnsw_threshold: int = Field(
-        default=100_000,
+        default=200_000,
         ge=0,
-        description="Above this many vectors, search an HNSW graph (usearch) instead of the "
-        "exact matrix (provisional: from the library survey's 100k timings; "
-        "bench/vector_search.py measures it). 0 = always exact.",
+        description="From this many vectors on, search an HNSW graph (usearch, built in the "
+        "background; exact until it is ready) instead of the exact matrix. Exact search "
+        "costs about 16 ms at 200k vectors and grows linearly (bench/vector_search.py). "
+        "0 = always exact.",
     )
 
 
@@ -517,7 +518,7 @@ path = "{path}"
 
 [vectors]
 # dtype = "float32"            # or "float16" to halve memory
-# hnsw_threshold = 100000      # above this many vectors: HNSW instead of exact search
+# hnsw_threshold = 200000      # from this many vectors on: HNSW instead of exact search
 
 [search]
 # mode = "hybrid"              # hybrid | keyword | semantic

@@ -20,8 +20,6 @@ import numpy.typing as npt
 from noteseek.store.sqlite import SQLiteStore
 
 DType = Literal["float32", "float16"]
-# Rows converted to float32 at a time when the matrix is stored as float16.
-_BLOCK = 16384
 
 
 class VectorIndex:
@@ -45,6 +43,9 @@ class VectorIndex:
         self._matrix: npt.NDArray[Any] = np.empty((0, dimension), dtype=self.dtype)
         self._token: tuple[int, int] | None = None
         self._hnsw: Any = None
+        self._builder: threading.Thread | None = None
+        self._generation = 0  # bumped when a graph in the making is no longer wanted
+        self.hnsw_error: str | None = None
         self._lock = threading.RLock()
 
     @property
@@ -54,6 +55,13 @@ class VectorIndex:
     @property
     def uses_hnsw(self) -> bool:
         return self._hnsw is not None
+
+    def wait_for_hnsw(self, timeout: float | None = None) -> bool:
+        """Wait for a graph being built in the background; True when searches use HNSW."""
+        builder = self._builder
+        if builder is not None:
+            builder.join(timeout)
+        return self.uses_hnsw
 
     # -- keeping in step with the store ---------------------------------------------------------
 
@@ -106,12 +114,54 @@ class VectorIndex:
         return flat.reshape(len(blobs), -1).astype(self.dtype, copy=False)
 
     def _sync_hnsw(self) -> None:
+        """Start or drop the HNSW graph as the size crosses the threshold.
+
+        The graph is built on a background thread from a snapshot of the rows (tens of seconds
+        at 100,000 vectors); until it is ready, searches stay exact, so no query waits for it.
+        """
         wanted = self.hnsw_threshold > 0 and self.size >= self.hnsw_threshold
         if not wanted:
+            if self._hnsw is not None or self._builder is not None:
+                self._generation += 1
             self._hnsw = None
+            self._builder = None
             return
-        if self._hnsw is None:
-            self._hnsw = build_hnsw(self._ids, self._matrix, self.dimension)
+        if self._hnsw is None and self._builder is None and self.hnsw_error is None:
+            builder = threading.Thread(
+                target=self._build_graph,
+                args=(self._ids, self._matrix, self._generation),
+                name="noteseek-hnsw",
+                daemon=True,
+            )
+            self._builder = builder
+            builder.start()
+
+    def _build_graph(
+        self, ids: npt.NDArray[np.int64], matrix: npt.NDArray[Any], generation: int
+    ) -> None:
+        # The arrays are a snapshot: updates replace self._ids/self._matrix, never mutate them.
+        try:
+            graph = build_hnsw(ids, matrix, self.dimension)
+        except Exception as exc:  # a failed graph leaves exact search, which always works
+            with self._lock:
+                self.hnsw_error = f"{type(exc).__name__}: {exc}"
+                self._builder = None
+            return
+        with self._lock:
+            if generation != self._generation:
+                return
+            self._builder = None
+            gone = np.setdiff1d(ids, self._ids, assume_unique=True)
+            if gone.size:
+                graph.remove(gone.astype(np.uint64))
+            new_rows = np.flatnonzero(~np.isin(self._ids, ids, assume_unique=True))
+            if new_rows.size:
+                graph.add(
+                    self._ids[new_rows].astype(np.uint64),
+                    np.asarray(self._matrix[new_rows], dtype=np.float32),
+                    threads=_insert_threads(new_rows.size),
+                )
+            self._hnsw = graph
 
     # -- search ---------------------------------------------------------------------------------
 
@@ -148,13 +198,7 @@ class VectorIndex:
     ) -> list[tuple[int, float]]:
         matrix = self._matrix if rows is None else self._matrix[rows]
         ids = self._ids if rows is None else self._ids[rows]
-        if matrix.shape[0] == 0:
-            return []
-        scores = _dot(matrix, q)
-        k = min(k, scores.size)
-        top = np.argpartition(-scores, k - 1)[:k]
-        top = top[np.argsort(-scores[top], kind="stable")]
-        return [(int(ids[i]), float(scores[i])) for i in top]
+        return [(int(ids[i]), score) for i, score in exact_top(matrix, q, k)]
 
     def _hnsw_search(
         self, q: npt.NDArray[np.float32], k: int, allowed: set[int] | None
@@ -172,15 +216,32 @@ class VectorIndex:
         return out
 
 
-def _dot(matrix: npt.NDArray[Any], q: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
-    if matrix.dtype == np.float32:
-        return np.asarray(matrix @ q, dtype=np.float32)
-    # numpy has no fast float16 matrix product: convert a block at a time.
-    out = np.empty(matrix.shape[0], dtype=np.float32)
-    for start in range(0, matrix.shape[0], _BLOCK):
-        block = matrix[start : start + _BLOCK].astype(np.float32)
-        out[start : start + block.shape[0]] = block @ q
-    return out
+def exact_top(
+    matrix: npt.NDArray[Any], q: npt.NDArray[np.float32], k: int
+) -> list[tuple[int, float]]:
+    """The ``k`` rows of ``matrix`` with the highest dot product with ``q``: (row, score).
+
+    float32 goes through numpy's matrix product (BLAS); float16 through usearch's exact SIMD
+    search, since numpy has no fast float16 product (measured at 50,000 rows: 4.9 ms against
+    38 ms converting blocks to float32).
+    """
+    n = matrix.shape[0]
+    k = min(k, n)
+    if k <= 0:
+        return []
+    if matrix.dtype == np.float16:
+        usearch = _usearch()
+        found = usearch.search(
+            matrix, q.astype(np.float16), k, usearch.MetricKind.IP, exact=True, threads=1
+        )
+        return [
+            (int(row), 1.0 - float(distance))
+            for row, distance in zip(found.keys, found.distances, strict=True)
+        ]
+    scores = np.asarray(matrix @ q, dtype=np.float32)
+    top = np.argpartition(-scores, k - 1)[:k]
+    top = top[np.argsort(-scores[top], kind="stable")]
+    return [(int(i), float(scores[i])) for i in top]
 
 
 def build_hnsw(
@@ -190,12 +251,10 @@ def build_hnsw(
     *,
     connectivity: int = 16,
     expansion_add: int = 128,
-    expansion_search: int = 96,
+    expansion_search: int = 256,
 ) -> Any:
     """An in-memory usearch HNSW graph over the rows (cosine metric)."""
-    from usearch.index import Index
-
-    index = Index(
+    index = _usearch().Index(
         ndim=dimension,
         metric="cos",
         dtype="f32",
@@ -220,3 +279,16 @@ PARALLEL_INSERT_MIN = 10_000
 
 def _insert_threads(n: int) -> int:
     return 0 if n >= PARALLEL_INSERT_MIN else 1
+
+
+def _usearch() -> Any:
+    """``usearch.index``, imported after ONNX Runtime.
+
+    Importing onnxruntime after usearch's SIMD library is loaded crashes the process with a
+    segmentation fault (onnxruntime 1.31, usearch 2.26; reproduced here); the other order is
+    fine, so ONNX Runtime is loaded first whenever usearch is needed.
+    """
+    import onnxruntime  # noqa: F401  # must precede usearch
+    import usearch.index
+
+    return usearch.index
