@@ -160,6 +160,28 @@ class VectorSettings(_Section):
     )
 
 
+class WatchSettings(_Section):
+    debounce_ms: int = Field(
+        default=500,
+        ge=10,
+        le=60_000,
+        description="Changes arriving within this many milliseconds are indexed as one batch "
+        "(the last event per path wins).",
+    )
+    reconcile_interval: float = Field(
+        default=3600.0,
+        ge=0,
+        description="Seconds between full reconciliations with the file system (stale files "
+        "removed, missing ones added), besides the one at start. 0 disables.",
+    )
+    takeover_interval: float = Field(
+        default=2.0,
+        gt=0,
+        le=3600,
+        description="Seconds between a reader's attempts to take the writer role.",
+    )
+
+
 class ColumnWeights(_Section):
     # Chosen on hugo-docs-kis (docs/evaluation.md): title 20 beat 10, 5, 3 and flat weights.
     title: float = Field(default=20.0, ge=0)
@@ -242,6 +264,7 @@ class Settings(BaseSettings):
     search: SearchSettings = Field(default_factory=SearchSettings)
     embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
     vectors: VectorSettings = Field(default_factory=VectorSettings)
+    watch: WatchSettings = Field(default_factory=WatchSettings)
 
     @field_validator("roots")
     @classmethod
@@ -519,6 +542,10 @@ path = "{path}"
 [vectors]
 # dtype = "float32"            # or "float16" to halve memory
 # hnsw_threshold = 200000      # from this many vectors on: HNSW instead of exact search
+
+[watch]                        # noteseek mcp / watch / serve
+# debounce_ms = 500            # changes within this window are one batch
+# reconcile_interval = 3600    # seconds between full rescans; 0 disables
 
 [search]
 # mode = "hybrid"              # hybrid | keyword | semantic

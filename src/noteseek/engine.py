@@ -32,6 +32,7 @@ from noteseek.indexing.embedding import MODEL_META_KEY, EmbedReport, embed_pendi
 from noteseek.indexing.indexer import Indexer, IndexReport, Progress
 from noteseek.indexing.manifest import build_manifest, manifest_changes
 from noteseek.search import pipeline
+from noteseek.search.compress import compress
 from noteseek.search.filters import build_filters
 from noteseek.search.pipeline import MODES, Mode, VectorLane
 from noteseek.search.vector import VectorIndex
@@ -64,9 +65,11 @@ class SearchResponse:
     """The mode asked for; ``lanes`` says which retrievers actually ran."""
     lanes: dict[str, int] = field(default_factory=dict)
     timings_ms: dict[str, float] = field(default_factory=dict)
+    compression: dict[str, Any] | None = None
+    """What ``compressed=True`` removed and the tokens it saved."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "query": self.query,
             "mode": self.mode,
             "took_ms": round(self.took_ms, 2),
@@ -75,6 +78,9 @@ class SearchResponse:
             "results": [h.to_dict() for h in self.hits],
             "warnings": self.warnings,
         }
+        if self.compression is not None:
+            out["compression"] = self.compression
+        return out
 
 
 @dataclass
@@ -192,6 +198,10 @@ class Engine:
     def embed_query(self, text: str) -> Any:
         return self.embedder().embed_query(text)
 
+    def embed_hypothesis(self, text: str) -> Any:
+        """A hypothetical answer embedded like a document (HyDE), not like a query."""
+        return self.embedder().embed_documents([text])[0]
+
     def __enter__(self) -> Engine:
         return self
 
@@ -264,6 +274,27 @@ class Engine:
         self._remember_index()
         self._embed_after_index(result, keyword_only, embed_progress)
         return result
+
+    def update_paths(self, root_name: str, rels: Iterable[str]) -> IndexReport:
+        """Index only the changed paths ``rels`` (relative to root ``root_name``).
+
+        For a watcher's batches: cheaper than :meth:`index`, same outcome for those paths.
+        Nothing is embedded here; the caller embeds when it sees fit. Settings that changed
+        what the index holds (the manifest) need every root indexed again, so that is done.
+        """
+        roots = self.roots()
+        if root_name not in roots:
+            raise ConfigError(
+                f"{root_name!r} is not a root of this index ({', '.join(sorted(roots)) or 'none'})"
+            )
+        reasons = self._check_manifest()
+        if reasons:
+            report = self.index(keyword_only=True)
+            report.rebuilt_because = "; ".join(reasons)
+            return report
+        return Indexer(self.store, self.settings, self.index_dir).update_paths(
+            root_name, roots[root_name], rels
+        )
 
     def _embed_after_index(
         self, report: IndexReport, keyword_only: bool, progress: Progress | None
@@ -352,12 +383,21 @@ class Engine:
         explain: bool = False,
         with_text: bool = False,
         snippets: bool = True,
+        exclude_paths: Iterable[str] = (),
+        min_score: float = 0.0,
+        compressed: bool = False,
+        similarity_threshold: float = 0.85,
+        hypothesis: bool = False,
     ) -> SearchResponse:
         """Ranked sections for ``query``. Raises ValueError subclasses for bad arguments.
 
         ``mode``: ``hybrid`` (keyword and semantic lanes fused), ``keyword`` or ``semantic``;
         default ``search.mode``. Hybrid without vectors (embeddings off, or not built yet)
-        returns keyword results with a warning saying so.
+        returns keyword results with a warning saying so. ``min_score`` drops results below
+        it; ``compressed`` also removes near-duplicate sections (``similarity_threshold``) and
+        reports the tokens saved (``search/compress.py``). ``hypothesis``: the query is a
+        hypothetical answer, embedded as a document would be (HyDE); see
+        :meth:`search_with_hypothesis`.
         """
         started = time.perf_counter()
         chosen = mode or self.settings.search.mode
@@ -366,8 +406,20 @@ class Engine:
         k = top_k or self.settings.search.top_k
         if k < 1 or k > 1000:
             raise ValueError(f"top_k must be between 1 and 1000, got {k}")
+        for name, value in (
+            ("min_score", min_score),
+            ("similarity_threshold", similarity_threshold),
+        ):
+            if not 0.0 <= value <= 1.0:
+                raise ValueError(f"{name} must be between 0 and 1, got {value}")
         filters = build_filters(
-            paths=paths, tags=tags, roots=roots, after=after, before=before, where=where
+            paths=paths,
+            tags=tags,
+            roots=roots,
+            after=after,
+            before=before,
+            where=where,
+            exclude_paths=exclude_paths,
         )
         warnings: list[str] = []
         if not self.index_exists:
@@ -380,7 +432,7 @@ class Engine:
                     f"unknown root {unknown[0]!r}; indexed roots: {', '.join(indexed)}"
                 )
         analyzer = self.analyzer()
-        lane = self._vector_lane(chosen, warnings)
+        lane = self._vector_lane(chosen, warnings, hypothesis=hypothesis)
         result = pipeline.run(
             self.store,
             analyzer,
@@ -391,22 +443,42 @@ class Engine:
             self.settings.search,
             lane,
             explain=explain,
-            with_text=with_text,
+            with_text=with_text or compressed,
             snippets=snippets,
         )
+        hits = [h for h in result.hits if h.score >= min_score] if min_score else result.hits
+        compression = None
+        if compressed:
+            hits, info = compress(
+                result.hits, min_score=min_score, similarity_threshold=similarity_threshold
+            )
+            compression = info.to_dict()
         took = (time.perf_counter() - started) * 1000
         return SearchResponse(
             query,
-            result.hits,
+            hits,
             took,
             result.candidates,
             warnings + result.warnings,
             chosen,
             result.lanes,
             result.timings_ms,
+            compression,
         )
 
-    def _vector_lane(self, mode: Mode, warnings: list[str]) -> VectorLane | None:
+    def search_with_hypothesis(
+        self, hypothesis: str, top_k: int | None = None, **filters: Any
+    ) -> SearchResponse:
+        """HyDE: search the vector lane with the embedding of a hypothetical answer.
+
+        The text is embedded as a document (no query instruction), since it is meant to look
+        like the section it should find; keyword search does not take part.
+        """
+        return self.search(hypothesis, top_k=top_k, mode="semantic", hypothesis=True, **filters)
+
+    def _vector_lane(
+        self, mode: Mode, warnings: list[str], *, hypothesis: bool = False
+    ) -> VectorLane | None:
         """The semantic lane, or None (with a warning) when it cannot run."""
         if mode == "keyword":
             return None
@@ -438,7 +510,8 @@ class Engine:
                 "the semantic lane covers those"
             )
         try:
-            return VectorLane(self.vector_index(), self.embed_query)
+            embed = self.embed_hypothesis if hypothesis else self.embed_query
+            return VectorLane(self.vector_index(), embed)
         except EmbeddingError as exc:
             if mode == "semantic":
                 raise ValueError(str(exc)) from exc

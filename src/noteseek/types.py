@@ -235,10 +235,13 @@ class Filters:
     before: float | None = None
     where: list[tuple[str, str, str]] = field(default_factory=list)
     """Frontmatter conditions ``(key, op, value)`` with op ``=`` or ``!=``."""
+    exclude_paths: list[str] = field(default_factory=list)
+    """Glob patterns (or plain root-relative paths) of files to leave out."""
 
     def is_empty(self) -> bool:
         return not (
             self.paths
+            or self.exclude_paths
             or self.tags
             or self.roots
             or self.where

@@ -29,7 +29,7 @@ from noteseek.indexing.prepare import (
     prepare_in_worker,
 )
 from noteseek.parse import default_registry
-from noteseek.sources.files import FoundFile, ScanRules, scan_root
+from noteseek.sources.files import FoundFile, ScanRules, scan_paths, scan_root
 from noteseek.store.base import FileState, WriteRejected
 from noteseek.store.sqlite import SQLiteStore
 
@@ -127,7 +127,7 @@ class Indexer:
         known_roots = self.store.roots()
         for name, root in roots.items():
             scan = scan_root(name, Path(root.path), self._rules(root))
-            resolved = str(Path(root.path).expanduser().resolve())
+            resolved = _resolved(root)
             moved_to_nothing = "." in scan.unreadable and known_roots.get(name) not in (
                 None,
                 resolved,
@@ -136,21 +136,8 @@ class Indexer:
             # what was indexed from where it was; the problem is reported below.
             if not moved_to_nothing:
                 self.store.ensure_root(name, resolved)
-            report.scanned += len(scan.files)
             states = self.store.file_states(name)
-            skipped_before = self.store.skipped_states(name)
-            seen: set[str] = set()
-            for found in scan.files:
-                seen.add(found.path)
-                state = states.get(found.path)
-                if not force and state is not None and _same_stat(state, found):
-                    report.unchanged += 1
-                    continue
-                if not force and skipped_before.get(found.path) == (found.mtime_ns, found.size):
-                    report.unchanged += 1
-                    report.skipped += 1
-                    continue
-                jobs.append((found, state.content_hash if state and not force else None))
+            seen = self._plan(name, scan.files, states, force, jobs, report)
             states_by_root[name] = states
             # A root or folder that could not be read (unmounted disk, permissions) says
             # nothing about its files: keep what was indexed from it.
@@ -161,15 +148,102 @@ class Indexer:
             }
             # Problems of files that are gone, or of scan entries, are replaced wholesale.
             stale = self.store.problem_paths(name) - seen
-            if stale:
-                self.store.clear_problems(name, stale)
-            for rel, reason in scan.problems:
-                self.store.set_problems(name, rel, [("skipped", reason)])
-                report.problems.append(
-                    {"root": name, "path": rel, "severity": "skipped", "reason": reason}
-                )
-                report.skipped += 1
+            self._record_scan_problems(name, stale, scan.problems, report)
 
+        self._apply(jobs, states_by_root, missing_by_root, report, progress, started)
+        return report
+
+    def update_paths(
+        self,
+        name: str,
+        root: RootConfig,
+        rels: Iterable[str],
+        *,
+        report: IndexReport | None = None,
+    ) -> IndexReport:
+        """Bring only ``rels`` of root ``name`` up to date, with the outcomes of a full run.
+
+        A watcher knows which paths changed but not how; scanning the whole root for each
+        batch would cost as much as :meth:`run`. What cannot be judged path by path (a folder,
+        a .gitignore, an unreadable folder, a root not indexed from this folder yet) falls
+        back to a full run of the root.
+        """
+        started = time.time()
+        report = report or IndexReport()
+        scan = scan_paths(name, Path(root.path), self._rules(root), rels)
+        if scan.needs_full_scan or self.store.roots().get(name) != _resolved(root):
+            return self.run({name: root}, report=report)
+        report.roots = [name]
+        jobs: list[tuple[FoundFile, str | None]] = []
+        states = self.store.file_states(name)
+        seen = self._plan(name, scan.files, states, False, jobs, report)
+        # Nothing at or under a path that is not an admitted file belongs in the index (a
+        # deleted folder takes its files with it).
+        not_files = set(scan.gone) | {rel for rel, _ in scan.problems}
+        missing = {p: s for p, s in states.items() if p not in seen and _at_or_under(p, not_files)}
+        stale = {p for p in self.store.problem_paths(name) if _at_or_under(p, not_files)}
+        self._record_scan_problems(name, stale, scan.problems, report)
+        self._apply(jobs, {name: states}, {name: missing}, report, None, started)
+        return report
+
+    # -- internals ---------------------------------------------------------------------------
+
+    def _plan(
+        self,
+        name: str,
+        files: list[FoundFile],
+        states: dict[str, FileState],
+        force: bool,
+        jobs: list[tuple[FoundFile, str | None]],
+        report: IndexReport,
+    ) -> set[str]:
+        """Queue the found files that must be read; return the paths found.
+
+        Files with the stat stored (indexed, or skipped last time) are not read again.
+        """
+        report.scanned += len(files)
+        skipped_before = self.store.skipped_states(name)
+        seen: set[str] = set()
+        for found in files:
+            seen.add(found.path)
+            state = states.get(found.path)
+            if not force and state is not None and _same_stat(state, found):
+                report.unchanged += 1
+                continue
+            if not force and skipped_before.get(found.path) == (found.mtime_ns, found.size):
+                report.unchanged += 1
+                report.skipped += 1
+                continue
+            jobs.append((found, state.content_hash if state and not force else None))
+        return seen
+
+    def _record_scan_problems(
+        self,
+        name: str,
+        stale: set[str],
+        problems: list[tuple[str, str]],
+        report: IndexReport,
+    ) -> None:
+        """Drop the problems of paths that are gone; record what the scan could not examine."""
+        if stale:
+            self.store.clear_problems(name, stale)
+        for rel, reason in problems:
+            self.store.set_problems(name, rel, [("skipped", reason)])
+            report.problems.append(
+                {"root": name, "path": rel, "severity": "skipped", "reason": reason}
+            )
+            report.skipped += 1
+
+    def _apply(
+        self,
+        jobs: list[tuple[FoundFile, str | None]],
+        states_by_root: dict[str, dict[str, FileState]],
+        missing_by_root: dict[str, dict[str, FileState]],
+        report: IndexReport,
+        progress: Progress | None,
+        started: float,
+    ) -> None:
+        """Write the jobs, delete the missing files that were not renamed, record the run."""
         # Renames: content that disappeared from one path and appears at another.
         missing_by_hash: dict[tuple[str, str], FileState] = {}
         for name, missing in missing_by_root.items():
@@ -192,9 +266,6 @@ class Indexer:
                             report.removed += 1
             report.seconds = time.time() - started
             self.store.record_run(started, time.time(), report.to_dict())
-        return report
-
-    # -- internals ---------------------------------------------------------------------------
 
     def _rules(self, root: RootConfig) -> ScanRules:
         ix = self.settings.index
@@ -317,6 +388,23 @@ class Indexer:
                         store.clear_problems(found.root, [moved.path])
                     setattr(report, kind, getattr(report, kind) + 1)
                     report.chunks_written += len(out.prepared.chunks)
+
+
+def _resolved(root: RootConfig) -> str:
+    """The folder a root is stored under."""
+    return str(Path(root.path).expanduser().resolve())
+
+
+def _at_or_under(path: str, tops: set[str]) -> bool:
+    """``path`` is one of ``tops`` or inside one of them."""
+    if path in tops:
+        return True
+    slash = path.find("/")
+    while slash != -1:
+        if path[:slash] in tops:
+            return True
+        slash = path.find("/", slash + 1)
+    return False
 
 
 def _under_any(path: str, folders: list[str]) -> bool:

@@ -641,6 +641,73 @@ def config_show(
     out.print(table)
 
 
+# -- live index: mcp and watch ----------------------------------------------------------------
+
+
+def _live_config() -> Any:
+    """The configuration for a long-running command (the index is opened by the service)."""
+    try:
+        engine = open_engine(Path.cwd(), State.config_file, State.flags)
+    except ConfigError as exc:
+        raise _fail(str(exc), EXIT_USAGE) from None
+    config = engine.config
+    engine.close()
+    return config
+
+
+def _log_to_stderr(level: int) -> None:
+    import logging
+
+    logging.basicConfig(
+        stream=sys.stderr, level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+
+
+@app.command("mcp")
+def mcp_command(
+    watch: Annotated[
+        bool, typer.Option(help="Watch the roots and keep the index fresh (as the writer).")
+    ] = True,
+) -> None:
+    """Serve noteseek's tools to AI agents over MCP on stdin/stdout."""
+    import logging
+
+    from noteseek.interfaces.mcp import run_stdio
+
+    _log_to_stderr(logging.INFO)
+    run_stdio(_live_config(), watch=watch)
+
+
+@app.command("watch")
+def watch_command() -> None:
+    """Keep the index fresh in the foreground: reconcile, then index changes as they happen."""
+    import logging
+    import signal
+
+    from noteseek.indexing.service import IndexService
+
+    _log_to_stderr(logging.INFO)
+    service = IndexService(_live_config())
+
+    def on_term(_signum: int, _frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, on_term)
+    role = service.start()
+    if role == "reader":
+        err.print(
+            "another process is the writer of this index and keeps it fresh; "
+            "waiting to take over when it exits (Ctrl-C to stop)"
+        )
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        err.print("stopping: finishing the current batch")
+    finally:
+        service.stop()
+
+
 def main() -> None:
     try:
         app()

@@ -57,6 +57,7 @@ def build_filters(
     after: str | float | None = None,
     before: str | float | None = None,
     where: Iterable[str] = (),
+    exclude_paths: Iterable[str] = (),
 ) -> Filters:
     def when(v: str | float | None) -> float | None:
         if v is None or v == "":
@@ -70,4 +71,5 @@ def build_filters(
         after=when(after),
         before=when(before),
         where=parse_where(where),
+        exclude_paths=[p.replace("\\", "/") for p in exclude_paths if p.strip()],
     )

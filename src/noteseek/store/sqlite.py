@@ -69,6 +69,8 @@ class SQLiteStore:
         try:
             self._conn = self._connect()
             self._migrate()
+        except sqlite3.OperationalError:
+            raise  # locked or busy: the file is fine, the caller reports the error
         except sqlite3.DatabaseError as exc:
             raise IndexCorrupt(f"{self.path}: {exc}") from exc
 
@@ -102,6 +104,11 @@ class SQLiteStore:
             raise IndexCorrupt(f"index schema version {version} needs a migration")
         for target in range(version + 1, SCHEMA_VERSION + 1):
             with self.transaction():
+                # Another process may have migrated meanwhile (several servers starting on
+                # a new index at once): read the version again under the write lock.
+                current = self._conn.execute("PRAGMA user_version").fetchone()[0]
+                if current >= target:
+                    continue
                 for statement in _split_sql(MIGRATIONS[target - 1]):
                     self._conn.execute(statement)
                 self._conn.execute(f"PRAGMA user_version = {target}")
@@ -755,6 +762,9 @@ def _filter_sql(filters: Filters) -> tuple[str, list[Any]]:
     if filters.paths:
         conds.append("ns_path_match(?, f.path)")
         params.append("\n".join(filters.paths))
+    if filters.exclude_paths:
+        conds.append("NOT ns_path_match(?, f.path)")
+        params.append("\n".join(filters.exclude_paths))
     if filters.roots:
         conds.append(
             "f.root_id IN (SELECT id FROM roots WHERE name IN "

@@ -1,0 +1,338 @@
+"""A live index: the writer role, the watcher, background jobs and periodic reconciliation.
+
+One process per index is the writer (``lock.WriterLock``): it reconciles the index with the
+file system at start, runs the watcher, indexes changed paths, embeds new sections, reconciles
+again every ``watch.reconcile_interval`` seconds, and runs ``reindex`` jobs. All of that
+happens on one worker thread with its own engine (its own SQLite connection), so searches in
+the same process, which use another engine, never wait for it: SQLite's WAL lets them read
+the last committed state while a batch is being written.
+
+Every other process is a reader: it searches the same index (seeing each commit as it lands)
+and tries to take the writer role every ``watch.takeover_interval`` seconds, so when the
+writer exits another process carries on.
+
+Work is ordered by urgency: changed paths from the watcher first, then queued jobs, then
+embedding (in committed batches, interrupted as soon as new paths arrive), then the periodic
+reconciliation.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import os
+import threading
+import time
+from collections import OrderedDict, deque
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from noteseek.config import LoadedConfig
+from noteseek.embed.base import EmbeddingError
+from noteseek.engine import Engine
+from noteseek.indexing.indexer import IndexReport
+from noteseek.indexing.lock import WriterLock, read_writer_info
+from noteseek.indexing.watcher import Batch, Watcher
+
+log = logging.getLogger(__name__)
+
+Role = Literal["starting", "writer", "reader", "stopped"]
+JobState = Literal["queued", "running", "done", "failed"]
+KEEP_JOBS = 50
+
+
+class NotWriter(RuntimeError):
+    """Raised for a write request in a process that does not hold the writer role."""
+
+
+@dataclass
+class Job:
+    id: str
+    kind: Literal["reconcile", "reindex"]
+    roots: list[str] | None = None
+    force: bool = False
+    state: JobState = "queued"
+    created: float = field(default_factory=time.time)
+    started: float | None = None
+    finished: float | None = None
+    result: dict[str, Any] | None = None
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "kind": self.kind,
+            "roots": self.roots,
+            "force": self.force,
+            "state": self.state,
+            "created": self.created,
+            "started": self.started,
+            "finished": self.finished,
+            "result": self.result,
+            "error": self.error,
+        }
+
+
+class IndexService:
+    """Keeps one index fresh; see the module docstring."""
+
+    def __init__(self, config: LoadedConfig, *, watch: bool = True) -> None:
+        self.config = config
+        self.settings = config.settings
+        self.index_dir = config.index_dir
+        self.watch_enabled = watch
+        self.role: Role = "starting"
+        self.lock = WriterLock(self.index_dir)
+        self.watcher: Watcher | None = None
+        self.jobs: OrderedDict[str, Job] = OrderedDict()
+        self.activity: str | None = None
+        self.last_reconcile: float | None = None
+        self.last_error: str | None = None
+        self.batches_indexed = 0
+        self._ids = itertools.count(1)
+        self._queue: deque[Job] = deque()
+        self._paths: Batch = {}
+        self._cond = threading.Condition()
+        self._stop = threading.Event()
+        self._preempt = threading.Event()
+        self._embed_blocked: tuple[int, int] | None = None
+        self._threads: list[threading.Thread] = []
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    def start(self) -> Role:
+        """Take the writer role if free (and start working), else become a reader."""
+        if self.lock.try_acquire():
+            self._become_writer()
+        else:
+            self.role = "reader"
+            self._spawn(self._takeover_loop, "noteseek-takeover")
+        return self.role
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stop the watcher and the worker (after its current commit) and give up the role."""
+        self._stop.set()
+        self._preempt.set()
+        with self._cond:
+            self._cond.notify_all()
+        if self.watcher is not None:
+            self.watcher.stop()
+        deadline = time.monotonic() + timeout
+        for thread in self._threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
+        self.lock.release()
+        self.role = "stopped"
+
+    def __enter__(self) -> IndexService:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _spawn(self, target: Any, name: str) -> None:
+        thread = threading.Thread(target=target, name=name, daemon=True)
+        self._threads.append(thread)
+        thread.start()
+
+    def _become_writer(self) -> None:
+        self.role = "writer"
+        self._queue.append(self._new_job("reconcile"))
+        self._spawn(self._work, "noteseek-indexer")
+
+    def _takeover_loop(self) -> None:
+        while not self._stop.wait(self.settings.watch.takeover_interval):
+            if self.lock.try_acquire():
+                log.info("took over the writer role for %s", self.index_dir)
+                self._become_writer()
+                return
+
+    # -- requests --------------------------------------------------------------------------
+
+    def paths_changed(self, batch: Batch) -> None:
+        """Queue changed paths (from the watcher); the worker takes them before anything else."""
+        with self._cond:
+            for root, rels in batch.items():
+                self._paths.setdefault(root, set()).update(rels)
+            self._preempt.set()
+            self._cond.notify_all()
+
+    def reindex(self, roots: Sequence[str] | None = None, force: bool = False) -> Job:
+        """Queue a re-index of some roots (all when None); returns the job to follow."""
+        if self.role != "writer":
+            holder = read_writer_info(self.index_dir) or {}
+            raise NotWriter(
+                "this process is a reader of the index; the writer"
+                + (f" (pid {holder['pid']})" if holder.get("pid") else "")
+                + " keeps it up to date and takes reindex requests"
+            )
+        job = self._new_job("reindex", list(roots) if roots else None, force)
+        with self._cond:
+            self._queue.append(job)
+            self._preempt.set()
+            self._cond.notify_all()
+        return job
+
+    def _new_job(
+        self,
+        kind: Literal["reconcile", "reindex"],
+        roots: list[str] | None = None,
+        force: bool = False,
+    ) -> Job:
+        job = Job(f"job-{os.getpid()}-{next(self._ids)}", kind, roots, force)
+        self.jobs[job.id] = job
+        while len(self.jobs) > KEEP_JOBS:
+            self.jobs.popitem(last=False)
+        return job
+
+    # -- state -----------------------------------------------------------------------------
+
+    @property
+    def busy(self) -> bool:
+        """True while there is indexing work in flight or waiting."""
+        return bool(self.activity or self._queue or self._paths)
+
+    def state(self) -> dict[str, Any]:
+        writer = read_writer_info(self.index_dir) if self.role != "writer" else None
+        return {
+            "role": self.role,
+            "pid": os.getpid(),
+            "writer_pid": os.getpid() if self.role == "writer" else (writer or {}).get("pid"),
+            "activity": self.activity,
+            "queued_jobs": len(self._queue),
+            "queued_paths": sum(len(v) for v in self._paths.values()),
+            "batches_indexed": self.batches_indexed,
+            "last_reconcile": self.last_reconcile,
+            "reconcile_interval": self.settings.watch.reconcile_interval,
+            "last_error": self.last_error,
+            "watcher": self.watcher.state.to_dict() if self.watcher else {"running": False},
+            "jobs": [j.to_dict() for j in list(self.jobs.values())[-10:]],
+        }
+
+    # -- the worker ------------------------------------------------------------------------
+
+    def _start_watcher(self, engine: Engine) -> None:
+        roots = {name: Path(r.path) for name, r in engine.roots().items()}
+        self.watcher = Watcher(
+            roots,
+            self.paths_changed,
+            debounce_ms=self.settings.watch.debounce_ms,
+            ignore_dirs=(self.index_dir,),
+        )
+        self.watcher.start()
+        log.info("watching %s", ", ".join(f"{n} ({p})" for n, p in sorted(roots.items())))
+
+    def _work(self) -> None:
+        engine = Engine(self.config)
+        if self.watch_enabled and not self._stop.is_set():
+            # Started before the first reconciliation, so no change made during it is missed.
+            self._start_watcher(engine)
+        try:
+            while not self._stop.is_set():
+                task = self._next_task(engine)
+                if task is None:
+                    continue
+                try:
+                    task()
+                except Exception as exc:  # keep serving; the error shows in status
+                    self.last_error = f"{type(exc).__name__}: {exc}"
+                    log.exception("indexing failed")
+                finally:
+                    self.activity = None
+        finally:
+            engine.close()
+
+    def _next_task(self, engine: Engine) -> Any:
+        with self._cond:
+            if self._paths:
+                batch, self._paths = self._paths, {}
+                self._preempt.clear()
+                return lambda: self._index_paths(engine, batch)
+            if self._queue:
+                job = self._queue.popleft()
+                self._preempt.clear()
+                return lambda: self._run_job(engine, job)
+            if self._embedding_due(engine):
+                self._preempt.clear()
+                return lambda: self._embed(engine)
+            wait = self._reconcile_wait()
+            if wait is not None and wait <= 0:
+                self._queue.append(self._new_job("reconcile"))
+                return None
+            self._cond.wait(timeout=wait)
+            return None
+
+    def _reconcile_wait(self) -> float | None:
+        interval = self.settings.watch.reconcile_interval
+        if interval <= 0 or self.last_reconcile is None:
+            return None
+        return self.last_reconcile + interval - time.time()
+
+    def _index_paths(self, engine: Engine, batch: Batch) -> None:
+        self.activity = "indexing changed files"
+        known = engine.roots()
+        for root, rels in batch.items():
+            if root in known:
+                report = engine.update_paths(root, sorted(rels))
+                log.info("%s: %s", root, summarise(report))
+        self.batches_indexed += 1
+
+    def _run_job(self, engine: Engine, job: Job) -> None:
+        self.activity = "reconciling" if job.kind == "reconcile" else "reindexing"
+        job.state = "running"
+        job.started = time.time()
+        try:
+            report = engine.index(job.roots, force=job.force, keyword_only=True)
+            job.result = {k: v for k, v in report.to_dict().items() if k != "problems"} | {
+                "problems": len(report.problems)
+            }
+            job.state = "done"
+            log.info("%s: %s", job.kind, summarise(report))
+        except Exception as exc:
+            job.state = "failed"
+            job.error = f"{type(exc).__name__}: {exc}"
+            raise
+        finally:
+            job.finished = time.time()
+            if job.kind == "reconcile" or job.roots is None:
+                self.last_reconcile = time.time()
+
+    def _embedding_due(self, engine: Engine) -> bool:
+        if not self.settings.embedding.enabled or not engine.index_exists:
+            return False
+        embedded, total = engine.embedding_progress()
+        if embedded >= total:
+            return False
+        # After a failure (model missing, endpoint down), wait for the index to change.
+        return self._embed_blocked != engine.store.change_token()
+
+    def _embed(self, engine: Engine) -> None:
+        self.activity = "embedding"
+        try:
+            report = engine.embed(stop=self._preempt)
+        except EmbeddingError as exc:
+            # The model cannot load or the endpoint is down: retry after the next change.
+            self._embed_blocked = engine.store.change_token()
+            self.last_error = f"embedding: {exc}"
+            return
+        if not report.interrupted and report.embedded == 0:
+            # Nothing could be embedded although sections lack vectors: do not spin.
+            self._embed_blocked = engine.store.change_token()
+
+
+def summarise(report: IndexReport) -> str:
+    """One line for logs: what a run changed."""
+    parts = [
+        f"{n} {label}"
+        for n, label in (
+            (report.added, "added"),
+            (report.updated, "updated"),
+            (report.renamed, "renamed"),
+            (report.removed, "removed"),
+            (report.skipped, "skipped"),
+        )
+        if n
+    ]
+    return (", ".join(parts) or "no changes") + f" ({report.seconds:.2f} s)"

@@ -1,0 +1,82 @@
+"""Compressed results for agents: fewer, non-redundant sections within a token budget.
+
+Low-relevance sections are dropped (score below ``min_score``), then near-duplicates: a
+section whose word 3-gram set overlaps an earlier (better-ranked) kept section by at least
+``similarity_threshold`` (Jaccard) is removed, so copies of one paragraph across notes, or a
+section repeated by a template, cost the agent's context once. Tokens are estimated as
+characters / 4 (close to the usual BPE rate for English prose); the saving is reported so an
+agent can tell what it did not receive.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from noteseek.types import Hit
+
+_WORD_RE = re.compile(r"\w+")
+CHARS_PER_TOKEN = 4
+
+
+@dataclass
+class Compression:
+    kept: int
+    dropped_low_score: int
+    dropped_duplicates: int
+    tokens_before: int
+    tokens_after: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kept": self.kept,
+            "dropped_low_score": self.dropped_low_score,
+            "dropped_duplicates": self.dropped_duplicates,
+            "tokens_before": self.tokens_before,
+            "tokens_after": self.tokens_after,
+            "tokens_saved": self.tokens_before - self.tokens_after,
+        }
+
+
+def estimate_tokens(text: str) -> int:
+    return (len(text) + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN
+
+
+def shingles(text: str, n: int = 3) -> frozenset[tuple[str, ...]]:
+    words = _WORD_RE.findall(text.casefold())
+    if len(words) < n:
+        return frozenset({tuple(words)}) if words else frozenset()
+    return frozenset(tuple(words[i : i + n]) for i in range(len(words) - n + 1))
+
+
+def jaccard(a: frozenset[Any], b: frozenset[Any]) -> float:
+    if not a or not b:
+        return 0.0
+    return len(a & b) / len(a | b)
+
+
+def compress(
+    hits: list[Hit], *, min_score: float = 0.3, similarity_threshold: float = 0.85
+) -> tuple[list[Hit], Compression]:
+    """The hits to keep, best first, and what was dropped; hits need ``text`` or a snippet."""
+
+    def body(hit: Hit) -> str:
+        return hit.text if hit.text is not None else hit.snippet
+
+    before = sum(estimate_tokens(body(h)) for h in hits)
+    relevant = [h for h in hits if h.score >= min_score]
+    kept: list[Hit] = []
+    kept_sets: list[frozenset[tuple[str, ...]]] = []
+    for hit in relevant:
+        grams = shingles(body(hit))
+        if any(jaccard(grams, other) >= similarity_threshold for other in kept_sets):
+            continue
+        kept.append(hit)
+        kept_sets.append(grams)
+    for rank, hit in enumerate(kept, start=1):
+        hit.rank = rank
+    after = sum(estimate_tokens(body(h)) for h in kept)
+    return kept, Compression(
+        len(kept), len(hits) - len(relevant), len(relevant) - len(kept), before, after
+    )
