@@ -4,12 +4,48 @@ The library API is :class:`Engine` (open one with :func:`open_engine`); the CLI,
 MCP server and HTTP API, are thin layers over it.
 """
 
-from noteseek.config import ConfigError, LoadedConfig, Settings, load_settings
-from noteseek.engine import Ambiguous, Engine, GetResult, NotFound, SearchResponse, open_engine
-from noteseek.indexing.indexer import IndexReport
-from noteseek.types import Chunk, Hit, Link, ParsedDocument
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+
+# Public names and the module each lives in; imported on first use, so that importing a part
+# of noteseek (the MCP server's start, the CLI's --help) does not pull in all of it.
+_EXPORTS = {
+    "ConfigError": "noteseek.config",
+    "LoadedConfig": "noteseek.config",
+    "Settings": "noteseek.config",
+    "load_settings": "noteseek.config",
+    "Ambiguous": "noteseek.engine",
+    "Engine": "noteseek.engine",
+    "GetResult": "noteseek.engine",
+    "NotFound": "noteseek.engine",
+    "SearchResponse": "noteseek.engine",
+    "open_engine": "noteseek.engine",
+    "IndexReport": "noteseek.indexing.indexer",
+    "Chunk": "noteseek.types",
+    "Hit": "noteseek.types",
+    "Link": "noteseek.types",
+    "ParsedDocument": "noteseek.types",
+}
+
+if TYPE_CHECKING:
+    from noteseek.config import ConfigError, LoadedConfig, Settings, load_settings
+    from noteseek.engine import Ambiguous, Engine, GetResult, NotFound, SearchResponse, open_engine
+    from noteseek.indexing.indexer import IndexReport
+    from noteseek.types import Chunk, Hit, Link, ParsedDocument
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'noteseek' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "Ambiguous",

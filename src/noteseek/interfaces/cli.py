@@ -16,7 +16,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -25,10 +25,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from noteseek.config import INIT_TEMPLATE, PROJECT_FILE, ConfigError
-from noteseek.engine import Ambiguous, Engine, NotFound, open_engine
-from noteseek.indexing.indexer import IndexReport
-from noteseek.search.filters import FilterError
-from noteseek.search.query import QuerySyntaxError
+
+if TYPE_CHECKING:  # imported where used, so `noteseek mcp` starts without them
+    from noteseek.engine import Engine
+    from noteseek.indexing.indexer import IndexReport
 
 EXIT_OK, EXIT_NOT_FOUND, EXIT_USAGE, EXIT_NO_INDEX, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
@@ -72,6 +72,8 @@ def _fail(message: str, code: int) -> typer.Exit:
 
 @contextmanager
 def _engine(roots: list[str] | None = None) -> Iterator[Engine]:
+    from noteseek.engine import Ambiguous, NotFound, open_engine
+
     try:
         engine = open_engine(Path.cwd(), State.config_file, State.flags, roots=roots or [])
     except ConfigError as exc:
@@ -80,7 +82,7 @@ def _engine(roots: list[str] | None = None) -> Iterator[Engine]:
         yield engine
     except ConfigError as exc:
         raise _fail(str(exc), EXIT_USAGE) from None
-    except (QuerySyntaxError, FilterError, ValueError) as exc:
+    except ValueError as exc:  # bad query syntax, filters or arguments: a precise message
         raise _fail(str(exc), EXIT_USAGE) from None
     except (NotFound, Ambiguous) as exc:
         raise _fail(str(exc.args[0] if exc.args else exc), EXIT_NOT_FOUND) from None
@@ -646,6 +648,8 @@ def config_show(
 
 def _live_config() -> Any:
     """The configuration for a long-running command (the index is opened by the service)."""
+    from noteseek.engine import open_engine
+
     try:
         engine = open_engine(Path.cwd(), State.config_file, State.flags)
     except ConfigError as exc:
@@ -672,10 +676,22 @@ def mcp_command(
     """Serve noteseek's tools to AI agents over MCP on stdin/stdout."""
     import logging
 
+    from noteseek.config import ConfigError
     from noteseek.interfaces.mcp import run_stdio
 
+    def load() -> Any:
+        from noteseek.engine import open_engine
+
+        try:
+            engine = open_engine(Path.cwd(), State.config_file, State.flags)
+        except ConfigError as exc:
+            raise ConfigError(f"configuration: {exc}") from None
+        config = engine.config
+        engine.close()
+        return config
+
     _log_to_stderr(logging.INFO)
-    run_stdio(_live_config(), watch=watch)
+    run_stdio(load, watch=watch)
 
 
 @app.command("watch")

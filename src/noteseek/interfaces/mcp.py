@@ -18,15 +18,17 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 
 from noteseek import __version__
-from noteseek.config import LoadedConfig
-from noteseek.engine import Engine, NotFound, SearchResponse
-from noteseek.indexing.service import IndexService, NotWriter
+
+if TYPE_CHECKING:  # the engine is imported once the server answers, to start fast
+    from noteseek.config import LoadedConfig
+    from noteseek.engine import SearchResponse
+    from noteseek.indexing.service import IndexService
 
 log = logging.getLogger(__name__)
 
@@ -145,140 +147,153 @@ class Reindex(_Params):
 # -- the server ---------------------------------------------------------------------------------
 
 
-@dataclass
+@dataclass(frozen=True)
 class ToolSpec:
     name: str
     params: type[_Params]
     description: str
     read_only: bool
-    handler: Callable[[Any], dict[str, Any]]
+    handler: str
+    """The name of the NoteseekTools method that serves it."""
+
+
+def _tool_specs() -> dict[str, ToolSpec]:
+    cap = (
+        f"Each result carries at most {MAX_CONTENT_CHARS:,} characters of text and a "
+        f"call at most {MAX_PAYLOAD_CHARS:,} in all; cut text is marked truncated."
+    )
+    specs = [
+        ToolSpec(
+            "query_documents",
+            QueryDocuments,
+            "Search the indexed Markdown notes and docs. Use this first for any question "
+            "the notes may answer. Returns ranked sections with path, title, heading path, "
+            "line range, score (0-1), per-retriever ranks and the section text. Narrow "
+            "with paths, tags, root, after/before (dates) and where (frontmatter); pass "
+            "excluded_files to skip what you already read. " + cap,
+            True,
+            "_query",
+        ),
+        ToolSpec(
+            "query_documents_compressed",
+            QueryCompressed,
+            "Like query_documents but token-frugal: drops results below min_score and "
+            "near-duplicate sections, and reports the tokens saved. Use it when context "
+            "is tight or for broad questions with many similar notes. " + cap,
+            True,
+            "_query_compressed",
+        ),
+        ToolSpec(
+            "search_with_hypothesis",
+            Hypothesis,
+            "Semantic search with a hypothetical answer (HyDE): write a short passage as "
+            "the ideal note would phrase it, and get the sections closest in meaning. Use "
+            "it when query_documents misses because the notes use different words. " + cap,
+            True,
+            "_hypothesis",
+        ),
+        ToolSpec(
+            "get_chunk",
+            GetChunk,
+            "The full text of one result section by its chunk_id.",
+            True,
+            "_get_chunk",
+        ),
+        ToolSpec(
+            "get_document",
+            GetDocument,
+            "Read an indexed document (or part of it) by path, with line numbers: "
+            "from_line and max_lines page through long files. Only documents inside the "
+            "configured roots can be read.",
+            True,
+            "_get_document",
+        ),
+        ToolSpec(
+            "index_status",
+            IndexStatus,
+            "How the index is doing: documents, sections, embedding progress, files that "
+            "failed and why, the watcher, the model, this process's role (writer or "
+            "reader) and background jobs.",
+            True,
+            "_status",
+        ),
+        ToolSpec(
+            "reindex",
+            Reindex,
+            "Bring the index up to date with the files now (the watcher normally does "
+            "this by itself). Runs in the background and returns a job id; index_status "
+            "reports the job's state.",
+            False,
+            "_reindex",
+        ),
+    ]
+    return {s.name: s for s in specs}
+
+
+TOOL_SPECS = _tool_specs()
+
+
+def parse_arguments(name: str, arguments: dict[str, Any] | None) -> _Params:
+    """Validate a call's arguments: aliases accepted, unknown names and bad values rejected."""
+    spec = TOOL_SPECS.get(name)
+    if spec is None:
+        raise ToolError(f"unknown tool {name!r}; tools: {', '.join(TOOL_SPECS)}")
+    args = dict(arguments or {})
+    fields = spec.params.model_fields
+    accepted: dict[str, str] = {}
+    for field_name, info in fields.items():
+        accepted[field_name] = field_name
+        alias = info.validation_alias
+        if isinstance(alias, AliasChoices):
+            for choice in alias.choices:
+                if isinstance(choice, str):
+                    accepted[choice] = field_name
+    unknown = [k for k in args if k not in accepted]
+    if unknown:
+        valid = ", ".join(_describe_field(f, fields[f]) for f in fields) or "none"
+        raise ToolError(
+            f"unknown parameter{'s' if len(unknown) > 1 else ''} "
+            f"{', '.join(repr(k) for k in unknown)} for {name}; valid parameters: {valid}"
+        )
+    seen: dict[str, str] = {}
+    for key in args:
+        target = accepted[key]
+        if target in seen:
+            raise ToolError(f"{seen[target]!r} and {key!r} both set {target}; give one")
+        seen[target] = key
+    try:
+        return spec.params.model_validate(args)
+    except ValidationError as exc:
+        raise ToolError(_describe_errors(name, exc)) from None
 
 
 class NoteseekTools:
     """The tools over one index; the engine is used by one call at a time."""
 
     def __init__(self, config: LoadedConfig, service: IndexService | None) -> None:
+        from noteseek.engine import Engine
+
         self.config = config
         self.service = service
         self.engine = Engine(config)
         self._lock = threading.Lock()
-        self.specs = self._specs()
+        self.specs = TOOL_SPECS
 
     def close(self) -> None:
         with self._lock:
             self.engine.close()
 
-    def _specs(self) -> dict[str, ToolSpec]:
-        cap = (
-            f"Each result carries at most {MAX_CONTENT_CHARS:,} characters of text and a "
-            f"call at most {MAX_PAYLOAD_CHARS:,} in all; cut text is marked truncated."
-        )
-        specs = [
-            ToolSpec(
-                "query_documents",
-                QueryDocuments,
-                "Search the indexed Markdown notes and docs. Use this first for any question "
-                "the notes may answer. Returns ranked sections with path, title, heading path, "
-                "line range, score (0-1), per-retriever ranks and the section text. Narrow "
-                "with paths, tags, root, after/before (dates) and where (frontmatter); pass "
-                "excluded_files to skip what you already read. " + cap,
-                True,
-                self._query,
-            ),
-            ToolSpec(
-                "query_documents_compressed",
-                QueryCompressed,
-                "Like query_documents but token-frugal: drops results below min_score and "
-                "near-duplicate sections, and reports the tokens saved. Use it when context "
-                "is tight or for broad questions with many similar notes. " + cap,
-                True,
-                self._query_compressed,
-            ),
-            ToolSpec(
-                "search_with_hypothesis",
-                Hypothesis,
-                "Semantic search with a hypothetical answer (HyDE): write a short passage as "
-                "the ideal note would phrase it, and get the sections closest in meaning. Use "
-                "it when query_documents misses because the notes use different words. " + cap,
-                True,
-                self._hypothesis,
-            ),
-            ToolSpec(
-                "get_chunk",
-                GetChunk,
-                "The full text of one result section by its chunk_id.",
-                True,
-                self._get_chunk,
-            ),
-            ToolSpec(
-                "get_document",
-                GetDocument,
-                "Read an indexed document (or part of it) by path, with line numbers: "
-                "from_line and max_lines page through long files. Only documents inside the "
-                "configured roots can be read.",
-                True,
-                self._get_document,
-            ),
-            ToolSpec(
-                "index_status",
-                IndexStatus,
-                "How the index is doing: documents, sections, embedding progress, files that "
-                "failed and why, the watcher, the model, this process's role (writer or "
-                "reader) and background jobs.",
-                True,
-                self._status,
-            ),
-            ToolSpec(
-                "reindex",
-                Reindex,
-                "Bring the index up to date with the files now (the watcher normally does "
-                "this by itself). Runs in the background and returns a job id; index_status "
-                "reports the job's state.",
-                False,
-                self._reindex,
-            ),
-        ]
-        return {s.name: s for s in specs}
-
     # -- dispatch ---------------------------------------------------------------------------
 
-    def parse(self, name: str, arguments: dict[str, Any] | None) -> _Params:
-        spec = self.specs.get(name)
-        if spec is None:
-            raise ToolError(f"unknown tool {name!r}; tools: {', '.join(self.specs)}")
-        args = dict(arguments or {})
-        fields = spec.params.model_fields
-        accepted: dict[str, str] = {}
-        for field_name, info in fields.items():
-            accepted[field_name] = field_name
-            alias = info.validation_alias
-            if isinstance(alias, AliasChoices):
-                for choice in alias.choices:
-                    if isinstance(choice, str):
-                        accepted[choice] = field_name
-        unknown = [k for k in args if k not in accepted]
-        if unknown:
-            valid = ", ".join(_describe_field(f, fields[f]) for f in fields) or "none"
-            raise ToolError(
-                f"unknown parameter{'s' if len(unknown) > 1 else ''} "
-                f"{', '.join(repr(k) for k in unknown)} for {name}; valid parameters: {valid}"
-            )
-        seen: dict[str, str] = {}
-        for key in args:
-            target = accepted[key]
-            if target in seen:
-                raise ToolError(f"{seen[target]!r} and {key!r} both set {target}; give one")
-            seen[target] = key
-        try:
-            return spec.params.model_validate(args)
-        except ValidationError as exc:
-            raise ToolError(_describe_errors(name, exc)) from None
-
     def call(self, name: str, arguments: dict[str, Any] | None) -> dict[str, Any]:
-        params = self.parse(name, arguments)
+        from noteseek.engine import NotFound
+        from noteseek.indexing.service import NotWriter
+
+        params = parse_arguments(name, arguments)
         with self._lock:
             try:
-                return self.specs[name].handler(params)
+                handler: Callable[[Any], dict[str, Any]] = getattr(self, self.specs[name].handler)
+                return handler(params)
             except ToolError:
                 raise
             except (NotFound, NotWriter) as exc:
@@ -558,7 +573,60 @@ def render_text(name: str, payload: dict[str, Any]) -> str:
 # -- serving -----------------------------------------------------------------------------------
 
 
-def build_server(tools: NoteseekTools) -> Any:
+class LiveTools:
+    """The tools and the index service, built on a background thread once serving started.
+
+    Importing the engine (numpy, the parsers, the store) and opening the index take a few
+    hundred milliseconds; the MCP handshake and ``tools/list`` do not need them, so they answer
+    at once and the first tool call waits for this (well under a second).
+    """
+
+    def __init__(self, load_config: Callable[[], LoadedConfig], *, watch: bool = True) -> None:
+        self.load_config = load_config
+        self.watch = watch
+        self.tools: NoteseekTools | None = None
+        self.service: IndexService | None = None
+        self.error: str | None = None
+        self._ready = threading.Event()
+
+    def start(self) -> None:
+        threading.Thread(target=self._build, name="noteseek-start", daemon=True).start()
+
+    def _build(self) -> None:
+        try:
+            from noteseek.indexing.service import IndexService
+
+            config = self.load_config()
+            service = IndexService(config, watch=self.watch)
+            self.tools = NoteseekTools(config, service)
+            self.service = service
+            service.start()
+        except Exception as exc:
+            log.error("cannot open the index: %s", exc)
+            self.error = f"cannot open the index: {exc}"
+        finally:
+            self._ready.set()
+
+    def get(self, timeout: float = 120.0) -> NoteseekTools:
+        if not self._ready.wait(timeout):
+            raise ToolError("the index is still opening; try again shortly")
+        if self.tools is None:
+            raise ToolError(self.error or "the index could not be opened")
+        return self.tools
+
+    def call(self, name: str, arguments: dict[str, Any] | None) -> dict[str, Any]:
+        parse_arguments(name, arguments)  # bad arguments fail fast, even while opening
+        return self.get().call(name, arguments)
+
+    def shutdown(self) -> None:
+        self._ready.wait(30)
+        if self.service is not None:
+            self.service.stop()
+        if self.tools is not None:
+            self.tools.close()
+
+
+def build_server(live: LiveTools) -> Any:
     """The low-level MCP server with noteseek's tools."""
     from mcp import types
     from mcp.server.lowlevel import Server
@@ -574,7 +642,7 @@ def build_server(tools: NoteseekTools) -> Any:
                 open_world_hint=False,
             ),
         )
-        for spec in tools.specs.values()
+        for spec in TOOL_SPECS.values()
     ]
 
     async def list_tools(_ctx: Any, _params: Any) -> Any:
@@ -583,7 +651,7 @@ def build_server(tools: NoteseekTools) -> Any:
     async def call_tool(_ctx: Any, params: Any) -> Any:
         name = params.name
         try:
-            payload = await anyio.to_thread.run_sync(tools.call, name, params.arguments)
+            payload = await anyio.to_thread.run_sync(live.call, name, params.arguments)
         except ToolError as exc:
             return types.CallToolResult(
                 content=[types.TextContent(type="text", text=str(exc))], is_error=True
@@ -619,40 +687,36 @@ def _input_schema(params: type[_Params]) -> dict[str, Any]:
     return schema
 
 
-async def _serve_stdio(tools: NoteseekTools, service: IndexService) -> None:
+async def _serve_stdio(live: LiveTools) -> None:
     from mcp.server.stdio import stdio_server
 
-    service.start()
-    server = build_server(tools)
+    server = build_server(live)
+    live.start()
     async with stdio_server() as (read, write):
         await server.run(read, write, server.create_initialization_options())
 
 
-def run_stdio(config: LoadedConfig, *, watch: bool = True) -> None:
+def run_stdio(load_config: Callable[[], LoadedConfig], *, watch: bool = True) -> None:
     """Serve MCP over stdin/stdout until stdin closes or SIGTERM; then stop cleanly.
 
     Both ways out stop the watcher, let the worker finish (and commit) its current batch and
     give up the writer role. On SIGTERM that happens in the signal handler, which then ends the
     process: the SDK's stdin reader is a thread blocked in read() that nothing can wake.
+    ``load_config`` runs in the background too; if it fails, every tool call says why.
     """
-    service = IndexService(config, watch=watch)
-    tools = NoteseekTools(config, service)
-
-    def shutdown() -> None:
-        service.stop()
-        tools.close()
+    live = LiveTools(load_config, watch=watch)
 
     def on_term(_signum: int, _frame: Any) -> None:
         log.info("SIGTERM: stopping")
-        shutdown()
+        live.shutdown()
         logging.shutdown()
         os._exit(0)
 
     previous = signal.signal(signal.SIGTERM, on_term)
     try:
-        anyio.run(_serve_stdio, tools, service)
+        anyio.run(_serve_stdio, live)
     except KeyboardInterrupt:
         pass
     finally:
         signal.signal(signal.SIGTERM, previous)
-        shutdown()
+        live.shutdown()
