@@ -415,3 +415,75 @@ def test_the_server_stops_cleanly(vault: Path, tmp_path: Path, how: str) -> None
     lock = WriterLock(folder / ".noteseek")
     assert lock.try_acquire()
     lock.release()
+
+
+def vector_count(index: Path) -> int:
+    import sqlite3
+
+    db = index / "index.db"
+    if not db.exists():
+        return 0
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
+    try:
+        return int(conn.execute("SELECT count(*) FROM vectors").fetchone()[0])
+    except sqlite3.OperationalError:
+        return 0  # tables not created yet
+    finally:
+        conn.close()
+
+
+@pytest.mark.embeddings
+def test_kill_9_while_embedding_then_a_restart_finishes(vault: Path, tmp_path: Path) -> None:
+    folder = mcp_project(tmp_path, vault, embeddings=True, extra="[embedding]\nbatch_size = 4\n")
+    index = folder / ".noteseek"
+    proc = start_cli(folder, "mcp")
+    try:
+        deadline = time.monotonic() + 120
+        while vector_count(index) == 0:
+            assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
+            assert time.monotonic() < deadline, "embedding never started"
+            time.sleep(0.02)
+        proc.kill()  # SIGKILL in the middle of the embedding phase
+        proc.wait()
+    finally:
+        stop(proc)
+    killed_at = vector_count(index)
+    assert killed_at > 0
+
+    async def main() -> None:
+        async with session(folder) as client:
+            status = await call(client, "index_status")
+            assert status["service"]["role"] == "writer"  # the dead writer's lock was released
+            assert status["chunks"] > 0  # the keyword rows committed before the kill are there
+            hybrid = await call(client, "query_documents", {"query": "redis ttl"})
+            assert "notes/redis.md" in {r["path"] for r in hybrid["results"]}  # meanwhile
+
+            async def finished() -> bool:
+                s = await call(client, "index_status")
+                return s["status"] == "ready" and s["embedding"]["pending"] == 0
+
+            await eventually(finished, timeout=180, step=0.5)
+            out = await call(
+                client,
+                "query_documents",
+                {"query": "how long until a cached key disappears", "mode": "semantic"},
+            )
+            assert "notes/redis.md" in {r["path"] for r in out["results"]}
+            hyde = await call(
+                client,
+                "search_with_hypothesis",
+                {"hypothesis": "Redis deletes a key once its time to live runs out."},
+            )
+            assert hyde["mode"] == "semantic"
+            assert "notes/redis.md" in {r["path"] for r in hyde["results"]}
+
+    run(main)
+    import sqlite3
+
+    conn = sqlite3.connect(index / "index.db")
+    try:
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        embed_keys = conn.execute("SELECT count(DISTINCT embed_key) FROM chunks").fetchone()[0]
+        assert vector_count(index) >= embed_keys > killed_at
+    finally:
+        conn.close()

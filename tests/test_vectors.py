@@ -33,7 +33,7 @@ def fill_vectors(engine: Engine, seed: int = 0) -> dict[int, np.ndarray]:
         items.append((key, (v / np.linalg.norm(v)).tobytes()))
     store.put_vectors(MODEL, items)
     out = {}
-    for rowid, blob in store.all_chunk_vectors(MODEL):
+    for rowid, _key, blob in store.all_chunk_vectors(MODEL):
         out[rowid] = np.frombuffer(blob, dtype=np.float32)
     return out
 
@@ -149,3 +149,29 @@ def test_usearch_before_onnxruntime_does_not_crash_the_process() -> None:
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.strip() == "alive"
+
+
+@pytest.mark.parametrize("threshold", [0, 1])
+def test_a_rewritten_chunk_that_keeps_its_rowid_gets_its_new_vector(
+    tmp_path: Path, threshold: int
+) -> None:
+    # SQLite hands the highest rowid out again once its row is deleted, so a chunk rewritten
+    # after an edit can keep its rowid: the index must notice the new key all the same.
+    notes = tmp_path / "notes"
+    write(notes / "only.md", "# Only\n\nThe first version.\n")
+    engine = engine_for(project(tmp_path, {"n": notes}))
+    engine.index()
+    before = fill_vectors(engine, seed=1)
+    index = VectorIndex(engine.store, MODEL, DIM, hnsw_threshold=threshold)
+    (rowid,) = before
+    assert index.search(before[rowid], 1)[0][1] == pytest.approx(1.0, abs=1e-5)
+    index.wait_for_hnsw(30)
+    write(notes / "only.md", "# Only\n\nThe second version, rewritten.\n")
+    engine.index()
+    after = fill_vectors(engine, seed=2)
+    assert list(after) == [rowid]  # the scenario under test: same rowid, new key
+    assert not np.allclose(before[rowid], after[rowid])
+    hits = index.search(after[rowid], 1)
+    assert hits[0][0] == rowid
+    assert hits[0][1] == pytest.approx(1.0, abs=1e-5)
+    engine.close()

@@ -40,6 +40,9 @@ class VectorIndex:
         self.dtype = np.float16 if dtype == "float16" else np.float32
         self.hnsw_threshold = hnsw_threshold
         self._ids: npt.NDArray[np.int64] = np.empty(0, dtype=np.int64)
+        # One number per row for (rowid, embedding key): a row whose text changed may keep
+        # its rowid, and must still count as gone-and-new.
+        self._idents: npt.NDArray[np.int64] = np.empty(0, dtype=np.int64)
         self._matrix: npt.NDArray[Any] = np.empty((0, dimension), dtype=self.dtype)
         self._token: tuple[int, int] | None = None
         self._hnsw: Any = None
@@ -81,24 +84,29 @@ class VectorIndex:
     def _load_all(self) -> None:
         rows = self.store.all_chunk_vectors(self.model)
         self._ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-        self._matrix = self._decode([r[1] for r in rows])
+        self._idents = _idents(rows)
+        self._matrix = self._decode([r[2] for r in rows])
 
     def _apply_changes(self) -> None:
-        current = np.asarray(self.store.vector_chunk_ids(self.model), dtype=np.int64)
-        gone_mask = ~np.isin(self._ids, current, assume_unique=True)
-        new = np.setdiff1d(current, self._ids, assume_unique=True)
+        current = self.store.vector_chunk_keys(self.model)
+        current_idents = _idents(current)
+        gone_mask = ~np.isin(self._idents, current_idents)
+        new_mask = ~np.isin(current_idents, self._idents)
         if gone_mask.any():
             gone = self._ids[gone_mask]
             keep = ~gone_mask
             self._ids = self._ids[keep]
+            self._idents = self._idents[keep]
             self._matrix = self._matrix[keep]
             if self._hnsw is not None:
                 self._hnsw.remove(gone.astype(np.uint64))
-        if new.size:
-            rows = self.store.chunk_vectors(self.model, [int(i) for i in new])
+        if new_mask.any():
+            wanted = [current[i][0] for i in np.flatnonzero(new_mask)]
+            rows = self.store.chunk_vectors(self.model, wanted)
             ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-            matrix = self._decode([r[1] for r in rows])
+            matrix = self._decode([r[2] for r in rows])
             self._ids = np.concatenate([self._ids, ids])
+            self._idents = np.concatenate([self._idents, _idents(rows)])
             self._matrix = np.concatenate([self._matrix, matrix])
             if self._hnsw is not None and ids.size:
                 self._hnsw.add(
@@ -129,7 +137,7 @@ class VectorIndex:
         if self._hnsw is None and self._builder is None and self.hnsw_error is None:
             builder = threading.Thread(
                 target=self._build_graph,
-                args=(self._ids, self._matrix, self._generation),
+                args=(self._ids, self._idents, self._matrix, self._generation),
                 name="noteseek-hnsw",
                 daemon=True,
             )
@@ -137,7 +145,11 @@ class VectorIndex:
             builder.start()
 
     def _build_graph(
-        self, ids: npt.NDArray[np.int64], matrix: npt.NDArray[Any], generation: int
+        self,
+        ids: npt.NDArray[np.int64],
+        idents: npt.NDArray[np.int64],
+        matrix: npt.NDArray[Any],
+        generation: int,
     ) -> None:
         # The arrays are a snapshot: updates replace self._ids/self._matrix, never mutate them.
         try:
@@ -151,10 +163,10 @@ class VectorIndex:
             if generation != self._generation:
                 return
             self._builder = None
-            gone = np.setdiff1d(ids, self._ids, assume_unique=True)
+            gone = ids[~np.isin(idents, self._idents)]
             if gone.size:
                 graph.remove(gone.astype(np.uint64))
-            new_rows = np.flatnonzero(~np.isin(self._ids, ids, assume_unique=True))
+            new_rows = np.flatnonzero(~np.isin(self._idents, idents))
             if new_rows.size:
                 graph.add(
                     self._ids[new_rows].astype(np.uint64),
@@ -292,3 +304,15 @@ def _usearch() -> Any:
     import usearch.index
 
     return usearch.index
+
+
+def _idents(rows: Sequence[tuple[Any, ...]]) -> npt.NDArray[np.int64]:
+    """A 63-bit number per (rowid, embedding key, ...) row; equal rows, equal numbers."""
+    return np.fromiter(
+        (
+            (int(key[:15], 16) ^ (rowid * 0x9E3779B97F4A7C15)) & 0x7FFF_FFFF_FFFF_FFFF
+            for rowid, key, *_ in rows
+        ),
+        dtype=np.int64,
+        count=len(rows),
+    )

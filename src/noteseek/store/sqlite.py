@@ -452,36 +452,40 @@ class SQLiteStore:
             )
             return int(cur.rowcount)
 
-    def vector_chunk_ids(self, model: str) -> list[int]:
-        """Rowids of chunks that have a vector of ``model``, ascending."""
+    def vector_chunk_keys(self, model: str) -> list[tuple[int, str]]:
+        """(rowid, embedding key) of chunks that have a vector of ``model``, by rowid.
+
+        The key matters as well as the rowid: SQLite may give a rewritten chunk the rowid of
+        the one it replaced, and then only the key says that its vector changed.
+        """
         rows = self._q(
-            "SELECT c.id FROM chunks c JOIN vectors v ON v.model = ? AND v.key = c.embed_key "
-            "ORDER BY c.id",
+            "SELECT c.id, c.embed_key FROM chunks c JOIN vectors v ON v.model = ? "
+            "AND v.key = c.embed_key ORDER BY c.id",
             (model,),
         )
-        return [r[0] for r in rows]
+        return [(int(r[0]), r[1]) for r in rows]
 
-    def chunk_vectors(self, model: str, rowids: Sequence[int]) -> list[tuple[int, bytes]]:
-        """(chunk rowid, vector blob) for the given chunks that have one."""
-        out: list[tuple[int, bytes]] = []
+    def chunk_vectors(self, model: str, rowids: Sequence[int]) -> list[tuple[int, str, bytes]]:
+        """(chunk rowid, embedding key, vector blob) for the given chunks that have one."""
+        out: list[tuple[int, str, bytes]] = []
         for start in range(0, len(rowids), 900):
             part = rowids[start : start + 900]
             marks = ",".join("?" * len(part))
             out.extend(
-                (int(r[0]), r[1])
+                (int(r[0]), r[1], r[2])
                 for r in self._q(
-                    "SELECT c.id, v.vector FROM chunks c JOIN vectors v ON v.model = ? "
-                    f"AND v.key = c.embed_key WHERE c.id IN ({marks})",
+                    "SELECT c.id, c.embed_key, v.vector FROM chunks c JOIN vectors v "
+                    f"ON v.model = ? AND v.key = c.embed_key WHERE c.id IN ({marks})",
                     (model, *part),
                 )
             )
         return out
 
-    def all_chunk_vectors(self, model: str) -> list[tuple[int, bytes]]:
+    def all_chunk_vectors(self, model: str) -> list[tuple[int, str, bytes]]:
         return [
-            (int(r[0]), r[1])
+            (int(r[0]), r[1], r[2])
             for r in self._q(
-                "SELECT c.id, v.vector FROM chunks c JOIN vectors v ON v.model = ? "
+                "SELECT c.id, c.embed_key, v.vector FROM chunks c JOIN vectors v ON v.model = ? "
                 "AND v.key = c.embed_key ORDER BY c.id",
                 (model,),
             )
