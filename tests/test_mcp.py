@@ -455,6 +455,8 @@ def test_kill_9_while_embedding_then_a_restart_finishes(vault: Path, tmp_path: P
             status = await call(client, "index_status")
             assert status["service"]["role"] == "writer"  # the dead writer's lock was released
             assert status["chunks"] > 0  # the keyword rows committed before the kill are there
+            assert status["status"] == "indexing"
+            assert 0 < status["embedding"]["embedded"] < status["embedding"]["total"]
             hybrid = await call(client, "query_documents", {"query": "redis ttl"})
             assert "notes/redis.md" in {r["path"] for r in hybrid["results"]}  # meanwhile
 
@@ -487,3 +489,25 @@ def test_kill_9_while_embedding_then_a_restart_finishes(vault: Path, tmp_path: P
         assert vector_count(index) >= embed_keys > killed_at
     finally:
         conn.close()
+
+
+def test_config_file_option_and_a_broken_config(vault: Path, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (tmp_path / "proj").mkdir()
+    config = mcp_project(tmp_path / "proj", vault) / ".noteseek.toml"
+    (tmp_path / "broken").mkdir()
+    (tmp_path / "broken" / ".noteseek.toml").write_text("[search]\ntop_k = 'many'\n")
+
+    async def main() -> None:
+        async with session(elsewhere, "--config", str(config)) as client:
+            await ready(client)
+            out = await call(client, "query_documents", {"query": "redis ttl"})
+            assert out["results"][0]["path"] == "notes/redis.md"
+        async with session(tmp_path / "broken") as client:
+            # The server still starts and lists its tools; calls explain the problem.
+            assert len((await client.list_tools()).tools) == len(TOOLS)
+            msg = await error_of(client, "query_documents", {"query": "redis"})
+            assert "configuration" in msg and "top_k" in msg
+
+    run(main)

@@ -672,9 +672,16 @@ def mcp_command(
     watch: Annotated[
         bool, typer.Option(help="Watch the roots and keep the index fresh (as the writer).")
     ] = True,
+    config: Annotated[
+        Path | None,
+        typer.Option("--config", "-c", help="Project config file (default: found from here)."),
+    ] = None,
 ) -> None:
     """Serve noteseek's tools to AI agents over MCP on stdin/stdout."""
     import logging
+
+    if config is not None:
+        State.config_file = config
 
     from noteseek.config import ConfigError
     from noteseek.interfaces.mcp import run_stdio
