@@ -68,5 +68,15 @@ async def eventually(
         await anyio.sleep(step)
 
 
+async def wait_until_found(client: Client, query: str, path: str) -> float:
+    """Poll query_documents until ``path`` is the only result; returns the seconds it took."""
+
+    async def found() -> bool:
+        out = await call(client, "query_documents", {"query": query})
+        return [r["path"] for r in out["results"]] == [path]
+
+    return await eventually(found)
+
+
 def run(main: Callable[[], Awaitable[None]]) -> None:
     anyio.run(main)

@@ -19,7 +19,15 @@ import pytest
 
 from noteseek.indexing.lock import WriterLock
 from tests.helpers import write
-from tests.mcp_client import call, error_of, eventually, mcp_project, run, session
+from tests.mcp_client import (
+    call,
+    error_of,
+    eventually,
+    mcp_project,
+    run,
+    session,
+    wait_until_found,
+)
 
 TOOLS = {
     "query_documents",
@@ -327,12 +335,7 @@ def test_a_reader_and_a_writer_share_one_index(vault: Path, tmp_path: Path) -> N
                 assert "reader" in msg and "writer" in msg
                 # A change indexed by the writer is seen by the reader.
                 write(vault / "notes" / "capybara.md", "# Capybara\n\nThe hydrochoerus note.\n")
-
-                async def seen() -> bool:
-                    out = await call(reader, "query_documents", {"query": "hydrochoerus"})
-                    return [r["path"] for r in out["results"]] == ["notes/capybara.md"]
-
-                await eventually(seen)
+                await wait_until_found(reader, "hydrochoerus", "notes/capybara.md")
             # (the reader exits first here; the takeover is tested below)
 
     run(main)
@@ -384,12 +387,7 @@ def test_a_reader_takes_over_when_the_writer_exits(vault: Path, tmp_path: Path) 
 
                 await eventually(took_over)
                 write(vault / "notes" / "axolotl.md", "# Axolotl\n\nThe ambystoma note.\n")
-
-                async def indexed() -> bool:
-                    out = await call(client, "query_documents", {"query": "ambystoma"})
-                    return [r["path"] for r in out["results"]] == ["notes/axolotl.md"]
-
-                await eventually(indexed)
+                await wait_until_found(client, "ambystoma", "notes/axolotl.md")
 
         run(main)
     finally:

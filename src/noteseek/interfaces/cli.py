@@ -665,6 +665,8 @@ def _log_to_stderr(level: int) -> None:
     logging.basicConfig(
         stream=sys.stderr, level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
+    # watchfiles logs every batch at INFO; noteseek logs what it did with it instead.
+    logging.getLogger("watchfiles").setLevel(logging.WARNING)
 
 
 @app.command("mcp")
