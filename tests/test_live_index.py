@@ -62,9 +62,11 @@ def test_watcher_reports_changed_paths_per_root_and_skips_the_index_folder(
         # A file created together with its folder may be reported as the folder only (the
         # folder's watch is added after it appears); the indexer scans a new folder whole.
         wait_until(
-            lambda: "a.md" in got.paths()
-            and bool({"sub", "sub/b.md"} & got.paths())
-            and "c.md" in got.paths("other")
+            lambda: (
+                "a.md" in got.paths()
+                and bool({"sub", "sub/b.md"} & got.paths())
+                and "c.md" in got.paths("other")
+            )
         )
         (notes / "a.md").unlink()
         os.replace(notes / "sub" / "b.md", notes / "renamed.md")
