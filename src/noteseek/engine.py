@@ -28,6 +28,7 @@ from noteseek.config import (
 )
 from noteseek.embed.base import Embedder, EmbeddingError
 from noteseek.embed.factory import configured_model_id, create_embedder
+from noteseek.graph.links import DocInfo, Edge, LinkGraph, RawLink
 from noteseek.indexing.embedding import MODEL_META_KEY, EmbedReport, embed_pending
 from noteseek.indexing.indexer import Indexer, IndexReport, Progress
 from noteseek.indexing.manifest import build_manifest, manifest_changes
@@ -127,6 +128,7 @@ class Engine:
         self._embedder: Embedder | None = None
         self._vectors: VectorIndex | None = None
         self._vector_state: tuple[tuple[int, int], int, int] | None = None
+        self._graph: tuple[tuple[int, int], LinkGraph] | None = None
         self.notices: list[str] = []
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -517,6 +519,42 @@ class Engine:
                 raise ValueError(str(exc)) from exc
             warnings.append(f"semantic lane unavailable: {exc}; showing keyword results only")
             return None
+
+    # -- links -------------------------------------------------------------------------------
+
+    def link_graph(self) -> LinkGraph:
+        """The resolved link graph of the index, rebuilt when the index changed."""
+        token = self.store.change_token()
+        if self._graph is None or self._graph[0] != token:
+            docs = [
+                DocInfo(f.doc_id, f.root, f.path, f.title, tuple(f.aliases))
+                for f in self.store.iter_files()
+            ]
+            links = [RawLink(*row) for row in self.store.link_rows()]
+            self._graph = (token, LinkGraph.build(docs, links))
+        return self._graph[1]
+
+    def links(self, ref: str) -> dict[str, Any]:
+        """A document's outgoing links (resolved or not) and its backlinks, by path or doc id."""
+        file = self._resolve_file(ref)
+        graph = self.link_graph()
+
+        def describe(edge: Edge, other: str) -> dict[str, Any]:
+            doc = graph.docs.get(other)
+            return {
+                "doc_id": other if doc else None,
+                "placeholder": None if doc else other[1:],
+                "title": doc.title if doc else None,
+                "type": edge.type,
+                "line": edge.line,
+                "anchor": edge.anchor,
+            }
+
+        return {
+            "doc_id": file.doc_id,
+            "outgoing": [describe(e, e.target) for e in graph.outgoing(file.doc_id)],
+            "backlinks": [describe(e, e.source) for e in graph.backlinks(file.doc_id)],
+        }
 
     # -- get ---------------------------------------------------------------------------------
 

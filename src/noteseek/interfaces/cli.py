@@ -559,6 +559,31 @@ def get(
 
 
 @app.command()
+def links(
+    ref: Annotated[str, typer.Argument(help="A document's path or doc id.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
+) -> None:
+    """A document's outgoing links (typed, resolved or not) and its backlinks."""
+    with _engine() as engine:
+        if not engine.index_exists:
+            raise _fail("no index yet: run `noteseek index <folder>`", EXIT_NO_INDEX)
+        result = engine.links(ref)
+    if as_json:
+        out.print_json(json.dumps(result, ensure_ascii=False))
+        return
+    out.print(f"[bold]{escape(result['doc_id'])}[/]")
+    for label, items in (("links to", result["outgoing"]), ("linked from", result["backlinks"])):
+        out.print(f"{label} ({len(items)}):")
+        for item in items:
+            name = item["doc_id"] or f"{item['placeholder']} [yellow](no such note yet)[/]"
+            anchor = f"#{item['anchor']}" if item["anchor"] else ""
+            out.print(
+                f"  {escape(name) if item['doc_id'] else name}{escape(anchor)}  "
+                f"[dim]{item['type']}, line {item['line']}[/]"
+            )
+
+
+@app.command()
 def status(
     as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
 ) -> None:

@@ -659,6 +659,30 @@ class SQLiteStore:
         )
         return _file_row(rows[0]) if rows else None
 
+    def link_rows(
+        self,
+    ) -> list[tuple[str, str, str, int, str | None, tuple[str, ...], str | None]]:
+        """Every stored link: (source doc_id, target, kind, line, anchor, heading path there,
+        display text)."""
+        rows = self._q(
+            "SELECT f.doc_id, l.target, l.kind, l.line, l.anchor, "
+            "(SELECT c.heading_path FROM chunks c WHERE c.file_id = l.file_id "
+            " AND c.start_line <= l.line ORDER BY c.start_line DESC LIMIT 1), l.display "
+            "FROM links l JOIN files f ON f.id = l.file_id ORDER BY f.doc_id, l.line"
+        )
+        return [
+            (
+                r[0],
+                r[1],
+                r[2],
+                int(r[3]),
+                r[4],
+                tuple(r[5].split(HEADING_SEP)) if r[5] else (),
+                r[6],
+            )
+            for r in rows
+        ]
+
     def iter_files(self) -> Iterator[FileRow]:
         rows = self._q(
             f"SELECT {_FILE_COLUMNS} FROM files f JOIN roots r ON r.id = f.root_id "

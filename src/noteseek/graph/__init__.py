@@ -1,0 +1,1 @@
+"""The link graph: resolution of links to documents, typed edges, neighbours."""

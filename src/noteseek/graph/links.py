@@ -1,0 +1,254 @@
+"""The link graph: stored links resolved to documents the way Obsidian does, with typed edges.
+
+Resolution (case-insensitive throughout):
+
+* A Markdown link (``[x](../a/b.md)``) is a path relative to the linking file's folder, then
+  relative to the root; ``.md`` is tried when the target does not end with it.
+* An embed is resolved as a wikilink, then as a Markdown link.
+* A wikilink or embed (``[[Note]]``, ``[[folder/Note]]``, ``![[Note]]``):
+  1. a target with a ``/`` matches documents whose path ends with it (with or without ``.md``);
+  2. otherwise the file stem (``Note`` for ``Note.md``; ``a.b.c`` for Dendron's ``a.b.c.md``);
+  3. then the document title, then its aliases.
+  Several candidates: the one in the linking document's root, then the shortest path (as
+  Obsidian's "shortest path when possible"), then alphabetical, so the choice is stable.
+* Dendron's ``dendron://vault/`` prefix is dropped.
+* ``[[a|b]]`` is read Obsidian's way (target ``a``, label ``b``); when ``a`` resolves to
+  nothing and ``b`` does, Dendron's way (label first) is taken.
+* A target that resolves to nothing becomes a placeholder node named by the folded target, so
+  a note written later under that name links up on the next build without re-indexing.
+
+Edge types (the first rule that applies):
+
+* ``embeds``: an embed (``![[Note]]`` or ``![x](note.md)``);
+* ``tests``: the linking file is a test (``test_*``, ``*_test.*``, ``*.test.*``, or inside a
+  ``test/`` or ``tests/`` folder), or the link is under a heading Test, Tests or Testing;
+* ``implements``: the link is under a heading Implementation or Implementations;
+* ``related``: the link is under a heading See also, Related or Related notes;
+* ``links_to``: every other link.
+
+"Under a heading" means any heading on the path to the link's section, so a link in
+``## See also > ### Papers`` is ``related``.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+EdgeType = Literal["links_to", "embeds", "related", "implements", "tests"]
+EDGE_TYPES: tuple[EdgeType, ...] = ("links_to", "embeds", "related", "implements", "tests")
+
+_TEST_FILE_RE = re.compile(
+    r"(^|/)(tests?/|test_[^/]*$|[^/]*_test\.[^/]+$|[^/]*\.test\.[^/]+$)", re.I
+)
+# Dendron's cross-vault links: [[label|dendron://vault-name/note.name]].
+_DENDRON_VAULT_RE = re.compile(r"^dendron://[^/]+/")
+_HEADING_TYPES: tuple[tuple[re.Pattern[str], EdgeType], ...] = (
+    (re.compile(r"^(tests?|testing)$", re.I), "tests"),
+    (re.compile(r"^implementations?$", re.I), "implements"),
+    (re.compile(r"^(see also|related|related notes)$", re.I), "related"),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class DocInfo:
+    """What resolution needs to know about one indexed document."""
+
+    doc_id: str
+    root: str
+    path: str
+    title: str
+    aliases: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class RawLink:
+    """A stored link with where it was found."""
+
+    source: str
+    """doc_id of the linking document."""
+    target: str
+    kind: str
+    """``wikilink``, ``embed`` or ``markdown`` (as the parser wrote it)."""
+    line: int
+    anchor: str | None = None
+    headings: tuple[str, ...] = ()
+    """Heading path of the section holding the link."""
+    display: str | None = None
+    """The other side of ``[[a|b]]`` (Obsidian writes target|label, Dendron label|target)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Edge:
+    source: str
+    target: str
+    """A doc_id, or ``?<folded name>`` for a placeholder (a note that does not exist yet)."""
+    type: EdgeType
+    line: int
+    anchor: str | None = None
+
+    @property
+    def resolved(self) -> bool:
+        return not self.target.startswith("?")
+
+
+def placeholder(name: str) -> str:
+    """The node id of an unresolved target: folded, without folders and extension."""
+    stem = posixpath.basename(name.strip().replace("\\", "/"))
+    if stem.lower().endswith(".md"):
+        stem = stem[:-3]
+    return "?" + " ".join(stem.split()).casefold()
+
+
+class Resolver:
+    """Resolves link targets against a set of documents (see the module docstring)."""
+
+    def __init__(self, docs: Iterable[DocInfo]) -> None:
+        self.docs = {d.doc_id: d for d in docs}
+        self._by_path: dict[tuple[str, str], str] = {}
+        self._by_stem: dict[str, list[str]] = defaultdict(list)
+        self._by_name: dict[str, list[str]] = defaultdict(list)
+        self._paths: list[tuple[str, str]] = []
+        for d in self.docs.values():
+            path = d.path.casefold()
+            self._by_path[(d.root, path)] = d.doc_id
+            self._paths.append((path, d.doc_id))
+            stem = posixpath.splitext(posixpath.basename(path))[0]
+            self._by_stem[stem].append(d.doc_id)
+            for name in (d.title, *d.aliases):
+                folded = " ".join(name.split()).casefold()
+                if folded:
+                    self._by_name[folded].append(d.doc_id)
+
+    def resolve(self, source: str, target: str, kind: str) -> str | None:
+        """The doc_id ``target`` (written in ``source``) points at, or None."""
+        doc = self.docs.get(source)
+        if doc is None:
+            return None
+        clean = _DENDRON_VAULT_RE.sub("", target.strip().replace("\\", "/"))
+        if kind != "markdown":
+            clean = clean.partition("#")[0].strip()
+        if not clean:
+            return None
+        if kind == "markdown":
+            return self._markdown(doc, clean)
+        if kind == "embed":  # ![[Note]] or ![x](path): either form
+            return self._wikilink(doc, clean) or self._markdown(doc, clean)
+        return self._wikilink(doc, clean)
+
+    def _markdown(self, doc: DocInfo, target: str) -> str | None:
+        folder = posixpath.dirname(doc.path)
+        for base in (folder, ""):
+            rel = posixpath.normpath(posixpath.join(base, target.lstrip("/")))
+            if rel.startswith("../") or rel == "..":
+                continue
+            # Dendron's names hold dots (a.b.c), so ".md" is tried whatever the name ends with.
+            for candidate in (rel,) if rel.casefold().endswith(".md") else (rel, rel + ".md"):
+                found = self._by_path.get((doc.root, candidate.casefold()))
+                if found:
+                    return found
+        return None
+
+    def _wikilink(self, doc: DocInfo, target: str) -> str | None:
+        folded = target.casefold()
+        if folded.endswith(".md"):
+            folded = folded[:-3]
+        if "/" in folded:
+            suffix = folded.lstrip("/")
+            found = [
+                d
+                for p, d in self._paths
+                if (base := posixpath.splitext(p)[0]) == suffix or base.endswith("/" + suffix)
+            ]
+            return self._pick(doc, found)
+        candidates = self._by_stem.get(folded) or self._by_name.get(" ".join(folded.split()))
+        return self._pick(doc, candidates or [])
+
+    def _pick(self, doc: DocInfo, candidates: Sequence[str]) -> str | None:
+        if not candidates:
+            return None
+        return min(
+            candidates,
+            key=lambda c: (
+                self.docs[c].root != doc.root,
+                self.docs[c].path.count("/"),
+                len(self.docs[c].path),
+                self.docs[c].path,
+            ),
+        )
+
+
+def edge_type(source_path: str, kind: str, headings: Sequence[str]) -> EdgeType:
+    """The type of an edge by the rule table in the module docstring."""
+    if kind == "embed":
+        return "embeds"
+    if _TEST_FILE_RE.search(source_path):
+        return "tests"
+    for heading in headings:
+        name = " ".join(heading.split())
+        for pattern, typed in _HEADING_TYPES:
+            if pattern.match(name):
+                return typed
+    return "links_to"
+
+
+@dataclass
+class LinkGraph:
+    """Documents and typed edges; placeholders for targets that do not exist yet."""
+
+    docs: dict[str, DocInfo]
+    edges: list[Edge] = field(default_factory=list)
+    _out: dict[str, list[Edge]] = field(default_factory=lambda: defaultdict(list))
+    _in: dict[str, list[Edge]] = field(default_factory=lambda: defaultdict(list))
+
+    @classmethod
+    def build(cls, docs: Iterable[DocInfo], links: Iterable[RawLink]) -> LinkGraph:
+        resolver = Resolver(docs)
+        graph = cls(resolver.docs)
+        for link in links:
+            source = resolver.docs.get(link.source)
+            if source is None:
+                continue
+            target = resolver.resolve(link.source, link.target, link.kind)
+            if target is None and link.display and link.kind != "markdown":
+                target = resolver.resolve(link.source, link.display, link.kind)
+            if target is None and not placeholder(link.target)[1:]:
+                continue  # [[#Heading]]: a link inside the same note
+            if target == link.source:
+                continue  # a note linking to itself says nothing about neighbours
+            edge = Edge(
+                link.source,
+                target if target is not None else placeholder(link.target),
+                edge_type(source.path, link.kind, link.headings),
+                link.line,
+                link.anchor,
+            )
+            graph.edges.append(edge)
+            graph._out[edge.source].append(edge)
+            graph._in[edge.target].append(edge)
+        return graph
+
+    def outgoing(self, doc_id: str) -> list[Edge]:
+        return list(self._out.get(doc_id, ()))
+
+    def backlinks(self, doc_id: str) -> list[Edge]:
+        return list(self._in.get(doc_id, ()))
+
+    def placeholders(self) -> dict[str, int]:
+        """Unresolved targets and how many links point at each."""
+        counts: dict[str, int] = defaultdict(int)
+        for edge in self.edges:
+            if not edge.resolved:
+                counts[edge.target] += 1
+        return dict(counts)
+
+    def neighbours(self, doc_id: str) -> set[str]:
+        """Resolved documents one link away, in either direction."""
+        out = {e.target for e in self._out.get(doc_id, ()) if e.resolved}
+        out |= {e.source for e in self._in.get(doc_id, ())}
+        out.discard(doc_id)
+        return out

@@ -1,0 +1,179 @@
+"""The link graph: Obsidian-style resolution, placeholders, typed edges and backlinks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from noteseek.engine import Engine
+from noteseek.graph.links import DocInfo, LinkGraph, RawLink, Resolver, edge_type, placeholder
+from tests.helpers import engine_for, project, write
+
+
+def docs(
+    *items: tuple[str, str] | tuple[str, str, tuple[str, ...]], root: str = "n"
+) -> list[DocInfo]:
+    out = []
+    for item in items:
+        path, title = item[0], item[1]
+        aliases = item[2] if len(item) > 2 else ()
+        out.append(DocInfo(f"{root}/{path}", root, path, title, aliases))
+    return out
+
+
+@pytest.fixture
+def resolver() -> Resolver:
+    return Resolver(
+        [
+            *docs(
+                ("notes/Redis.md", "Redis", ("redis-server",)),
+                ("archive/old/redis.md", "Old Redis"),
+                ("notes/caching-strategies.md", "Caching strategies"),
+                ("a/b/guide.md", "Guide"),
+                ("c/guide.md", "Other guide"),
+                ("dendron.topic.publish.md", "Publish"),
+                ("notes/sub/deep.md", "Deep"),
+            ),
+            *docs(("notes/redis.md", "Redis in the other root"), root="other"),
+        ]
+    )
+
+
+@pytest.mark.parametrize(
+    ("source", "target", "kind", "expected"),
+    [
+        ("n/notes/caching-strategies.md", "Redis", "wikilink", "n/notes/Redis.md"),
+        ("n/notes/caching-strategies.md", "REDIS", "wikilink", "n/notes/Redis.md"),
+        ("n/notes/caching-strategies.md", "Redis.md", "wikilink", "n/notes/Redis.md"),
+        ("n/notes/Redis.md", "Caching strategies", "wikilink", "n/notes/caching-strategies.md"),
+        ("n/notes/caching-strategies.md", "redis-server", "wikilink", "n/notes/Redis.md"),
+        ("n/notes/caching-strategies.md", "old/redis", "wikilink", "n/archive/old/redis.md"),
+        ("n/notes/Redis.md", "guide", "wikilink", "n/c/guide.md"),  # shortest path
+        ("n/notes/Redis.md", "b/guide", "wikilink", "n/a/b/guide.md"),
+        ("n/notes/Redis.md", "dendron.topic.publish", "wikilink", "n/dendron.topic.publish.md"),
+        (
+            "n/notes/Redis.md",
+            "dendron://site/dendron.topic.publish",
+            "wikilink",
+            "n/dendron.topic.publish.md",
+        ),
+        (
+            "n/notes/Redis.md",
+            "Caching strategies#Stampede",
+            "wikilink",
+            "n/notes/caching-strategies.md",
+        ),
+        ("n/notes/Redis.md", "sub/deep.md", "markdown", "n/notes/sub/deep.md"),
+        ("n/notes/sub/deep.md", "../Redis.md", "markdown", "n/notes/Redis.md"),
+        ("n/notes/sub/deep.md", "../redis", "markdown", "n/notes/Redis.md"),
+        ("n/notes/Redis.md", "a/b/guide.md", "markdown", "n/a/b/guide.md"),  # from the root
+        ("n/notes/Redis.md", "dendron.topic.publish", "markdown", "n/dendron.topic.publish.md"),
+        ("n/notes/Redis.md", "Caching strategies", "embed", "n/notes/caching-strategies.md"),
+        ("other/notes/redis.md", "redis", "wikilink", "other/notes/redis.md"),  # same root
+        ("n/notes/Redis.md", "Nowhere", "wikilink", None),
+        ("n/notes/sub/deep.md", "../../../outside.md", "markdown", None),
+    ],
+)
+def test_resolution(
+    resolver: Resolver, source: str, target: str, kind: str, expected: str | None
+) -> None:
+    assert resolver.resolve(source, target, kind) == expected
+
+
+@pytest.mark.parametrize(
+    ("path", "kind", "headings", "expected"),
+    [
+        ("notes/a.md", "wikilink", (), "links_to"),
+        ("notes/a.md", "embed", ("See also",), "embeds"),
+        ("notes/a.md", "wikilink", ("A", "See also"), "related"),
+        ("notes/a.md", "markdown", ("A", "Related notes", "Papers"), "related"),
+        ("notes/a.md", "wikilink", ("Design", "Implementation"), "implements"),
+        ("notes/a.md", "wikilink", ("Testing",), "tests"),
+        ("tests/test_cache.md", "wikilink", (), "tests"),
+        ("src/cache_test.md", "wikilink", (), "tests"),
+        ("notes/latest.md", "wikilink", ("Contest results",), "links_to"),
+    ],
+)
+def test_edge_types(path: str, kind: str, headings: tuple[str, ...], expected: str) -> None:
+    assert edge_type(path, kind, headings) == expected
+
+
+def test_dendron_label_first_links_and_placeholders() -> None:
+    graph = LinkGraph.build(
+        docs(("community.discord.roles.md", "Roles"), ("index.md", "Home")),
+        [
+            RawLink("n/index.md", "here", "wikilink", 3, display="community.discord.roles"),
+            RawLink("n/index.md", "Future Note", "wikilink", 4),
+            RawLink("n/index.md", "future note", "wikilink", 5),
+            RawLink("n/index.md", "", "wikilink", 6, anchor="Section"),
+            RawLink("n/index.md", "index", "wikilink", 7),  # itself
+        ],
+    )
+    targets = [e.target for e in graph.outgoing("n/index.md")]
+    assert targets == ["n/community.discord.roles.md", "?future note", "?future note"]
+    assert graph.placeholders() == {"?future note": 2}
+    assert graph.backlinks("n/community.discord.roles.md")[0].source == "n/index.md"
+    assert graph.neighbours("n/community.discord.roles.md") == {"n/index.md"}
+    assert placeholder("folder/Future Note.md") == "?future note"
+
+
+@pytest.fixture
+def linked(tmp_path: Path) -> tuple[Engine, Path]:
+    notes = tmp_path / "notes"
+    write(
+        notes / "redis.md",
+        "# Redis\n\nSee [[Caching strategies]] and [the deep one](sub/deep.md).\n\n"
+        "## See also\n\n- [[Postgres]]\n- [[Not written yet]]\n\n![[diagram]]\n",
+    )
+    write(notes / "caching strategies.md", "# Caching strategies\n\nBack to [[redis]].\n")
+    write(notes / "sub" / "deep.md", "---\naliases: [postgres]\n---\n# Deep\n\ntext\n")
+    write(notes / "tests" / "test_redis.md", "# Redis tests\n\nChecks [[Redis]].\n")
+    engine = engine_for(project(tmp_path, {"notes": notes}))
+    engine.index()
+    return engine, notes
+
+
+def test_engine_links_and_backlinks(linked: tuple[Engine, Path]) -> None:
+    engine, notes = linked
+    out = engine.links("redis.md")
+    assert out["doc_id"] == "notes/redis.md"
+    got = [(o["doc_id"] or "?" + o["placeholder"], o["type"]) for o in out["outgoing"]]
+    assert got == [
+        ("notes/caching strategies.md", "links_to"),
+        ("notes/sub/deep.md", "links_to"),
+        ("notes/sub/deep.md", "related"),  # [[Postgres]] is deep.md's alias
+        ("?not written yet", "related"),
+        ("?diagram", "embeds"),
+    ]
+    back = {(b["doc_id"], b["type"]) for b in out["backlinks"]}
+    assert back == {
+        ("notes/caching strategies.md", "links_to"),
+        ("notes/tests/test_redis.md", "tests"),
+    }
+    # A note written later under a placeholder's name links up without re-indexing redis.md.
+    write(notes / "Not written yet.md", "# Not written yet\n\nNow it is.\n")
+    engine.index()
+    again = engine.links("redis.md")
+    assert ("notes/Not written yet.md", "related") in {
+        (o["doc_id"], o["type"]) for o in again["outgoing"]
+    }
+    assert engine.links("Not written yet.md")["backlinks"][0]["doc_id"] == "notes/redis.md"
+    engine.close()
+
+
+def test_cli_links(linked: tuple[Engine, Path]) -> None:
+    import json
+
+    from tests.helpers import run_cli
+
+    engine, notes = linked
+    folder = notes.parent
+    engine.close()
+    data = json.loads(run_cli(["links", "redis.md", "--json"], folder).stdout)
+    assert data["doc_id"] == "notes/redis.md"
+    assert {o["type"] for o in data["outgoing"]} == {"links_to", "related", "embeds"}
+    text = run_cli(["links", "redis.md"], folder).stdout
+    assert "not written yet (no such note yet)" in text and "linked from (2)" in text
+    missing = run_cli(["links", "nowhere.md"], folder, code=1)
+    assert "no indexed document" in missing.stderr
