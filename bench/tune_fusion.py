@@ -1,0 +1,181 @@
+"""Score-aware fusion against plain RRF, offline, on the eval sets (issue 4, item 4).
+
+    .venv/bin/python bench/tune_fusion.py --index-root /tmp/evalix \
+        [--dataset hugo-docs-kis=../shared/data/hugo-docs-kis ...]
+
+For each dataset (indexed with vectors by ``noteseek eval --index <index-root>/<name>``, reused),
+every query runs once per lane with 300 candidates, keeping each lane's raw scores (the keyword
+lane's blended BM25, the semantic lane's cosine). Fusion variants are then computed offline:
+
+* ``rrf``: weighted Reciprocal Rank Fusion, the shipped default (k 10, weights 1 : 1.5);
+* ``convex-minmax a``: a * keyword + (1 - a) * semantic, each lane's scores min-max normalised
+  over its own list (a result missing from a lane gets 0 there);
+* ``convex-z a``: the same with z-scores (mean and deviation of the lane's list), missing = the
+  lane's lowest z;
+* ``rrf-conf z0``: RRF whose lane weights are multiplied by min(1, z1 / z0), where z1 is how
+  many deviations the lane's best score stands above its list's mean; a flat lane (nothing
+  stands out) counts less.
+
+Prints nDCG@10, Recall@10 and MRR@10 per variant and dataset, and the per-query nDCG@10 of the
+best variants for a paired test against ``rrf``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from noteseek.engine import open_engine
+from noteseek.eval.datasets import Dataset, load_dataset
+from noteseek.eval.runner import paired_permutation_p, score_ranking
+from noteseek.search import keyword
+from noteseek.search.fusion import rrf
+from noteseek.search.query import parse_query, semantic_text
+from noteseek.types import Filters
+
+DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
+DEPTH = 300
+Lanes = dict[str, list[tuple[int, float]]]
+
+
+def collect(
+    name: str, folder: Path, index_root: Path
+) -> tuple[Dataset, dict[str, Lanes], dict[int, str]]:
+    ds = load_dataset(folder)
+    index_dir = index_root / name
+    engine = open_engine(
+        index_dir,
+        flags={
+            "index.dir": str(index_dir / "index"),
+            "roots.corpus.path": str(ds.vault or index_dir / "corpus"),
+        },
+        environ={},
+    )
+    if not engine.index_exists:
+        raise SystemExit(f"{index_dir}: run noteseek eval {folder} --index {index_dir} first")
+    settings = engine.settings.search
+    analyzer = engine.analyzer()
+    vectors = engine.vector_index()
+    per_query: dict[str, Lanes] = {}
+    for qid, text in ds.queries.items():
+        query = parse_query(text, analyzer)
+        kw = keyword.retrieve(engine.store, query, Filters(), DEPTH, settings)
+        sem = vectors.search(engine.embed_query(semantic_text(text)), DEPTH)
+        per_query[qid] = {"keyword": [(r.rowid, r.blended) for r in kw.results], "semantic": sem}
+    rowids = {r for lanes in per_query.values() for lane in lanes.values() for r, _ in lane}
+    paths = {row.rowid: row.path for row in engine.store.chunk_rows(sorted(rowids))}
+    engine.close()
+    return ds, per_query, paths
+
+
+def normalised(lane: list[tuple[int, float]], how: str) -> tuple[dict[int, float], float]:
+    """Per-rowid normalised scores and the value a missing result gets."""
+    if not lane:
+        return {}, 0.0
+    s = np.array([x for _, x in lane], dtype=np.float64)
+    if how == "minmax":
+        lo, hi = s.min(), s.max()
+        n = (s - lo) / (hi - lo) if hi > lo else np.ones_like(s)
+        return {r: float(v) for (r, _), v in zip(lane, n, strict=True)}, 0.0
+    mu, sd = s.mean(), s.std() or 1.0
+    z = (s - mu) / sd
+    return {r: float(v) for (r, _), v in zip(lane, z, strict=True)}, float(z.min())
+
+
+def convex(lanes: Lanes, a: float, how: str) -> list[int]:
+    kw, kw_missing = normalised(lanes["keyword"], how)
+    sem, sem_missing = normalised(lanes["semantic"], how)
+    ids = set(kw) | set(sem)
+    scored = {r: a * kw.get(r, kw_missing) + (1 - a) * sem.get(r, sem_missing) for r in ids}
+    return sorted(scored, key=lambda r: -scored[r])
+
+
+def confidence(lane: list[tuple[int, float]]) -> float:
+    if len(lane) < 3:
+        return 0.0
+    s = np.array([x for _, x in lane[:50]], dtype=np.float64)
+    sd = s.std()
+    return float((s[0] - s.mean()) / sd) if sd > 0 else 0.0
+
+
+def rrf_conf(lanes: Lanes, z0: float, k: float = 10.0) -> list[int]:
+    weights = {"keyword": 1.0, "semantic": 1.5}
+    if z0 > 0:
+        weights = {lane: w * min(1.0, confidence(lanes[lane]) / z0) for lane, w in weights.items()}
+        if not any(weights.values()):
+            weights = {"keyword": 1.0, "semantic": 1.5}
+    return [f.rowid for f in rrf(lanes, weights, k)]
+
+
+def score(
+    ds: Dataset,
+    per_query: dict[str, Lanes],
+    paths: dict[int, str],
+    fuse: Callable[[Lanes], list[int]],
+) -> dict[str, Any]:
+    per: dict[str, float] = {}
+    totals = {"ndcg@10": 0.0, "recall@10": 0.0, "mrr@10": 0.0}
+    for qid, lanes in per_query.items():
+        seen: dict[str, None] = {}
+        for rowid in fuse(lanes):
+            seen.setdefault(ds.doc_id_of(paths[rowid]), None)
+        m = score_ranking(list(seen), ds.qrels.get(qid, {}))
+        per[qid] = m["ndcg@10"]
+        for key in totals:
+            totals[key] += m[key]
+    n = max(1, len(per_query))
+    return {**{k: v / n for k, v in totals.items()}, "per_query": per}
+
+
+def variants() -> dict[str, Callable[[Lanes], list[int]]]:
+    out: dict[str, Callable[[Lanes], list[int]]] = {"rrf": lambda lanes: rrf_conf(lanes, 0.0)}
+    for a in (0.3, 0.4, 0.5, 0.6):
+        out[f"convex-minmax {a}"] = lambda lanes, a=a: convex(lanes, a, "minmax")
+        out[f"convex-z {a}"] = lambda lanes, a=a: convex(lanes, a, "z")
+    for z0 in (2.0, 3.0, 4.0):
+        out[f"rrf-conf {z0}"] = lambda lanes, z0=z0: rrf_conf(lanes, z0)
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--index-root", type=Path, required=True)
+    ap.add_argument(
+        "--dataset",
+        action="append",
+        default=None,
+        help="name=folder (default: hugo-docs-kis and scifact-dev from the shared data)",
+    )
+    args = ap.parse_args()
+    pairs = args.dataset or [
+        f"hugo-docs-kis-bge-small-en={DATA / 'hugo-docs-kis'}",
+        f"scifact-dev-bge-small-en={DATA / 'scifact-dev'}",
+    ]
+    results: dict[str, dict[str, Any]] = {}
+    for pair in pairs:
+        name, _, folder = pair.partition("=")
+        ds, per_query, paths = collect(name, Path(folder), args.index_root)
+        results[name] = {v: score(ds, per_query, paths, f) for v, f in variants().items()}
+    names = list(results)
+    print("| variant | " + " | ".join(f"{n} nDCG@10 (p vs rrf)" for n in names) + " | mean |")
+    print("|---|" + "---|" * (len(names) + 1))
+    for variant in variants():
+        cells = []
+        for n in names:
+            r = results[n][variant]
+            base = results[n]["rrf"]["per_query"]
+            diffs = [r["per_query"][q] - base[q] for q in base]
+            p = paired_permutation_p(diffs) if variant != "rrf" else 1.0
+            cells.append(f"{r['ndcg@10']:.4f} ({p:.3f})")
+        mean = sum(results[n][variant]["ndcg@10"] for n in names) / len(names)
+        print(f"| {variant} | " + " | ".join(cells) + f" | {mean:.4f} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
