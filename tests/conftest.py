@@ -34,6 +34,8 @@ def isolated_user_dirs(
             monkeypatch.delenv(key)
     if request.node.get_closest_marker("embeddings") is None:
         monkeypatch.setenv("NOTESEEK_EMBEDDING__ENABLED", "false")
+    # Rankings must not depend on today's date; tests of recency turn it on themselves.
+    monkeypatch.setenv("NOTESEEK_SEARCH__RECENCY", "off")
     return home
 
 

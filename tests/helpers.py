@@ -23,6 +23,8 @@ def project(tmp: Path, roots: dict[str, Path], extra: str = "") -> Path:
 def engine_for(folder: Path, *, embeddings: bool = False, **flags: Any) -> Engine:
     """An engine for ``folder``'s project file; embeddings off unless asked for."""
     flags.setdefault("embedding.enabled", embeddings)
+    # Rankings in tests must not depend on today's date (tests of recency set it themselves).
+    flags.setdefault("search.recency", "off")
     return open_engine(folder, flags=flags, environ={})
 
 

@@ -70,7 +70,10 @@ def test_hybrid_explain_shows_each_lane_and_the_fusion(small: tuple[Path, Path])
         assert info["semantic"]["rank"] == hit.lanes["semantic"]
         assert 0 < info["semantic"]["cosine"] <= 1
         fusion = info["fusion"]
-        assert fusion["fused"] == pytest.approx(sum(fusion["contributions"].values()), abs=1e-5)
+        boost = fusion.get("recency_factor", 1.0)  # recently changed notes get a boost
+        assert fusion["fused"] == pytest.approx(
+            sum(fusion["contributions"].values()) * boost, abs=1e-5
+        )
         assert 0 <= hit.score <= 1 and fusion["score"] == pytest.approx(hit.score, abs=1e-4)
 
 

@@ -160,6 +160,20 @@ class VectorSettings(_Section):
     )
 
 
+class RerankSettings(_Section):
+    enabled: bool = Field(
+        default=False,
+        description="Re-order the top fused results with the bundled cross-encoder "
+        "(ms-marco-MiniLM-L-12-v2). Off by default: see docs/evaluation.md for its effect "
+        "and docs/benchmarks.md for its cost.",
+    )
+    top_n: int = Field(default=20, ge=1, le=100, description="Results re-ranked per query.")
+    max_tokens: int = Field(
+        default=256, ge=32, le=512, description="Query plus section, truncated to this."
+    )
+    threads: int = Field(default=0, ge=0, le=256, description="ONNX Runtime threads; 0 = all.")
+
+
 class WatchSettings(_Section):
     debounce_ms: int = Field(
         default=500,
@@ -245,6 +259,17 @@ class SearchSettings(_Section):
     highlight: tuple[str, str] = Field(
         default=("**", "**"), description="Markers put around matched words in snippets."
     )
+    recency: Literal["auto", "on", "off"] = Field(
+        default="auto",
+        description="Boost recently changed documents (search.recency_tiers). auto: only when "
+        "the index's dates are trustworthy (not most of them within minutes of each other, "
+        "as after a copy or a fresh checkout).",
+    )
+    recency_tiers: list[tuple[float, float]] = Field(
+        default=[(7.0, 1.2), (30.0, 1.1)],
+        description="(days, factor) pairs: a document changed within that many days has its "
+        "fused score multiplied by the factor (the first tier that applies).",
+    )
 
 
 class Settings(BaseSettings):
@@ -265,6 +290,7 @@ class Settings(BaseSettings):
     embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
     vectors: VectorSettings = Field(default_factory=VectorSettings)
     watch: WatchSettings = Field(default_factory=WatchSettings)
+    rerank: RerankSettings = Field(default_factory=RerankSettings)
 
     @field_validator("roots")
     @classmethod

@@ -32,7 +32,7 @@ from noteseek.graph.links import DocInfo, Edge, LinkGraph, RawLink
 from noteseek.indexing.embedding import MODEL_META_KEY, EmbedReport, embed_pending
 from noteseek.indexing.indexer import Indexer, IndexReport, Progress
 from noteseek.indexing.manifest import build_manifest, manifest_changes
-from noteseek.search import pipeline
+from noteseek.search import pipeline, recency
 from noteseek.search.compress import compress
 from noteseek.search.filters import build_filters
 from noteseek.search.pipeline import MODES, Mode, VectorLane
@@ -129,6 +129,8 @@ class Engine:
         self._vectors: VectorIndex | None = None
         self._vector_state: tuple[tuple[int, int], int, int] | None = None
         self._graph: tuple[tuple[int, int], LinkGraph] | None = None
+        self._cross_encoder: Any = None
+        self._dates_trusted: tuple[tuple[int, int], bool] | None = None
         self.notices: list[str] = []
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -447,6 +449,9 @@ class Engine:
             explain=explain,
             with_text=with_text or compressed,
             snippets=snippets,
+            reranker=self._reranker(warnings),
+            rerank_top=self.settings.rerank.top_n,
+            recency_tiers=self._recency_tiers(),
         )
         hits = [h for h in result.hits if h.score >= min_score] if min_score else result.hits
         compression = None
@@ -519,6 +524,35 @@ class Engine:
                 raise ValueError(str(exc)) from exc
             warnings.append(f"semantic lane unavailable: {exc}; showing keyword results only")
             return None
+
+    def _recency_tiers(self) -> list[tuple[float, float]]:
+        """The recency tiers in force: none when off, or in auto mode with untrustworthy dates."""
+        mode = self.settings.search.recency
+        if mode == "off":
+            return []
+        if mode == "auto":
+            token = self.store.change_token()
+            if self._dates_trusted is None or self._dates_trusted[0] != token:
+                trusted = recency.dates_trustworthy(self.store.document_dates())
+                self._dates_trusted = (token, trusted)
+            if not self._dates_trusted[1]:
+                return []
+        return list(self.settings.search.recency_tiers)
+
+    def _reranker(self, warnings: list[str]) -> Any:
+        """The cross-encoder when ``rerank.enabled`` (loaded once), else None."""
+        r = self.settings.rerank
+        if not r.enabled:
+            return None
+        if self._cross_encoder is None:
+            from noteseek.search.rerank import CrossEncoder
+
+            try:
+                self._cross_encoder = CrossEncoder(threads=r.threads, max_tokens=r.max_tokens)
+            except EmbeddingError as exc:
+                warnings.append(f"re-ranking unavailable: {exc}")
+                return None
+        return self._cross_encoder
 
     # -- links -------------------------------------------------------------------------------
 

@@ -109,6 +109,28 @@ def verify_checksum(path: Path, expected: str) -> None:
         )
 
 
+def onnx_session(path: Path, threads: int = 0) -> Any:
+    """An ONNX Runtime CPU session set up for noteseek (raises EmbeddingError if unusable)."""
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = max(0, threads)
+    options.inter_op_num_threads = 1
+    options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    # The arena keeps the largest batch's buffers for the life of the process (1.4 GB at
+    # 32 x 256 tokens); without it memory follows the batch actually being run.
+    options.enable_cpu_mem_arena = False
+    # Idle worker threads must not spin on the cores a query or the indexer needs.
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    try:
+        return ort.InferenceSession(
+            str(path), sess_options=options, providers=["CPUExecutionProvider"]
+        )
+    except Exception as exc:  # onnxruntime raises its own exception types
+        raise EmbeddingError(f"{path}: ONNX Runtime cannot load the model: {exc}") from exc
+
+
 class OnnxEmbedder:
     """Sentence vectors from an ONNX BERT encoder (mean or CLS pooling, unit length)."""
 
@@ -122,7 +144,6 @@ class OnnxEmbedder:
         model_path: Path | None = None,
         tokenizer_path: Path | None = None,
     ) -> None:
-        import onnxruntime as ort
         from tokenizers import Tokenizer
 
         self.spec = spec
@@ -138,22 +159,7 @@ class OnnxEmbedder:
         tokenizer.enable_truncation(max_length=max_tokens)
         tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
         self._tokenizer = tokenizer
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = max(0, threads)
-        options.inter_op_num_threads = 1
-        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        # The arena keeps the largest batch's buffers for the life of the process (1.4 GB at
-        # 32 x 256 tokens); without it memory follows the batch actually being run.
-        options.enable_cpu_mem_arena = False
-        # Idle worker threads must not spin on the cores a query or the indexer needs.
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        try:
-            self._session = ort.InferenceSession(
-                str(path), sess_options=options, providers=["CPUExecutionProvider"]
-            )
-        except Exception as exc:  # onnxruntime raises its own exception types
-            raise EmbeddingError(f"{path}: ONNX Runtime cannot load the model: {exc}") from exc
+        self._session = onnx_session(path, threads)
         self._inputs = {i.name for i in self._session.get_inputs()}
         self._lock = threading.Lock()
 

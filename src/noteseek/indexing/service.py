@@ -194,6 +194,11 @@ class IndexService:
         """True while there is indexing work in flight or waiting."""
         return bool(self.activity or self._queue or self._paths)
 
+    @property
+    def embedding_blocked(self) -> bool:
+        """True after embedding failed (model missing, endpoint down) until the index changes."""
+        return self._embed_blocked is not None
+
     def state(self) -> dict[str, Any]:
         writer = read_writer_info(self.index_dir) if self.role != "writer" else None
         return {
@@ -320,6 +325,8 @@ class IndexService:
         if not report.interrupted and report.embedded == 0:
             # Nothing could be embedded although sections lack vectors: do not spin.
             self._embed_blocked = engine.store.change_token()
+        elif report.embedded:
+            self._embed_blocked = None
 
 
 def summarise(report: IndexReport) -> str:

@@ -394,9 +394,17 @@ def _print_explain(info: dict[str, Any]) -> None:
     fusion = info.get("fusion")
     if fusion:
         parts = " + ".join(f"{lane} {v:.4f}" for lane, v in fusion["contributions"].items())
+        boost = fusion.get("recency_factor")
+        recent = f" x {boost:g} (recently changed)" if boost else ""
         out.print(
-            f"    [dim]fused: {parts} = {fusion['fused']:.4f} -> score {fusion['score']:.3f} "
-            f"(rrf k={fusion['k']:g})[/]"
+            f"    [dim]fused: {parts}{recent} = {fusion['fused']:.4f} -> score "
+            f"{fusion['score']:.3f} (rrf k={fusion['k']:g})[/]"
+        )
+    rerank = info.get("rerank")
+    if rerank:
+        out.print(
+            f"    [dim]re-ranked: cross-encoder logit {rerank['logit']:.3f}, "
+            f"#{rerank['rank_before']} before[/]"
         )
 
 

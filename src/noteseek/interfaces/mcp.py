@@ -304,9 +304,17 @@ class NoteseekTools:
     # -- tools ------------------------------------------------------------------------------
 
     def _indexing(self) -> bool:
+        """Still building: no index yet, work queued or running, or vectors missing."""
         if not self.engine.index_exists:
             return True
-        return bool(self.service is not None and self.service.busy)
+        if self.service is not None and self.service.busy:
+            return True
+        if self.engine.settings.embedding.enabled and not (
+            self.service is not None and self.service.embedding_blocked
+        ):
+            embedded, total = self.engine.embedding_progress()
+            return embedded < total
+        return False
 
     def _search_payload(self, response: SearchResponse) -> dict[str, Any]:
         budget = MAX_PAYLOAD_CHARS

@@ -41,13 +41,23 @@ def rrf(
             item.fused += w / (k + rank)
             item.ranks[lane] = rank
             item.raw[lane] = raw
-    best = sum(weights.get(lane, 1.0) / (k + 1) for lane in lanes) or 1.0
-    order = list(lanes)
+    return rescore(list(by_id.values()), best_score(lanes, weights, k), list(lanes))
+
+
+def best_score(
+    lanes: Mapping[str, Sequence[tuple[int, float]]], weights: Mapping[str, float], k: float
+) -> float:
+    """The fused value of a result ranked first by every lane that ran."""
+    return sum(weights.get(lane, 1.0) / (k + 1) for lane in lanes) or 1.0
+
+
+def rescore(items: list[Fused], best: float, order: Sequence[str]) -> list[Fused]:
+    """Sort by fused value (ties: better rank in the first lanes) and set the [0, 1] score."""
 
     def tiebreak(item: Fused) -> tuple[float, ...]:
         return (-item.fused, *(item.ranks.get(lane, 1 << 30) for lane in order))
 
-    fused = sorted(by_id.values(), key=tiebreak)
-    for item in fused:
+    ranked = sorted(items, key=tiebreak)
+    for item in ranked:
         item.score = min(1.0, item.fused / best)
-    return fused
+    return ranked

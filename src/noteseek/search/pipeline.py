@@ -9,17 +9,17 @@ goes through the same fusion, so scores mean the same thing in every mode.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
 from noteseek.analysis import Analyzer
 from noteseek.config import SearchSettings
-from noteseek.search import keyword
-from noteseek.search.fusion import Fused, rrf
+from noteseek.search import keyword, recency
+from noteseek.search.fusion import Fused, best_score, rescore, rrf
 from noteseek.search.query import parse_query, semantic_text
 from noteseek.search.snippet import make_snippet
 from noteseek.search.vector import VectorIndex
@@ -63,6 +63,9 @@ def run(
     explain: bool = False,
     with_text: bool = False,
     snippets: bool = True,
+    reranker: Reranker | None = None,
+    rerank_top: int = 20,
+    recency_tiers: Sequence[tuple[float, float]] = (),
 ) -> PipelineResult:
     timings: dict[str, float] = {}
     warnings: list[str] = []
@@ -103,6 +106,13 @@ def run(
 
     weights = {"keyword": settings.keyword_weight, "semantic": settings.semantic_weight}
     fused = rrf(lanes, weights, settings.rrf_k)
+    if recency_tiers and fused:
+        best = best_score(lanes, weights, settings.rrf_k)
+        fused = boost_recent(store, fused, recency_tiers, best)
+    if reranker is not None and fused:
+        started = time.perf_counter()
+        fused = rerank(store, reranker, text, fused, rerank_top)
+        timings["rerank_ms"] = _ms(started)
     started = time.perf_counter()
     hits = _hits(
         store,
@@ -121,6 +131,54 @@ def run(
     return PipelineResult(
         hits, len(fused), {lane: len(found) for lane, found in lanes.items()}, timings, warnings
     )
+
+
+def boost_recent(
+    store: SQLiteStore,
+    fused: list[Fused],
+    tiers: Sequence[tuple[float, float]],
+    best: float,
+) -> list[Fused]:
+    """Multiply each result's fused value by its document's recency factor, then re-sort."""
+    dates = store.chunk_modified([f.rowid for f in fused])
+    now = time.time()
+    for item in fused:
+        when = dates.get(item.rowid)
+        boost = recency.factor(when, now, tiers) if when is not None else 1.0
+        if boost != 1.0:
+            item.fused *= boost
+            item.raw["recency"] = boost
+    return rescore(fused, best, ["keyword", "semantic"])
+
+
+class Reranker(Protocol):
+    def scores(self, query: str, passages: Sequence[str]) -> npt.NDArray[np.float32]: ...
+
+
+def rerank(
+    store: SQLiteStore, reranker: Reranker, query: str, fused: list[Fused], top: int
+) -> list[Fused]:
+    """Re-order the first ``top`` results by the cross-encoder; the rest stay below them.
+
+    Scores stay on the fused scale: each result takes the score of the position it moves to,
+    so they still fall down the list. ``raw`` keeps the logit and the rank before re-ranking
+    for --explain.
+    """
+    head = fused[:top]
+    rows = {row.rowid: row for row in store.chunk_rows([f.rowid for f in head])}
+    for rank, item in enumerate(head, start=1):
+        item.raw["fused_rank"] = rank
+    kept = [f for f in head if f.rowid in rows]
+    logits = reranker.scores(query, [rows[f.rowid].text for f in kept])
+    order = sorted(range(len(kept)), key=lambda i: -float(logits[i]))
+    scores = [f.score for f in kept]
+    out = []
+    for position, i in enumerate(order):
+        item = kept[i]
+        item.raw["rerank"] = float(logits[i])
+        item.score = scores[position]
+        out.append(item)
+    return out + fused[top:]
 
 
 def _ms(started: float) -> float:
@@ -215,6 +273,12 @@ def _explain(
             }
         else:
             out["semantic"] = {"rank": None, "note": "not among the semantic lane's candidates"}
+    if "rerank" in item.raw:
+        out["rerank"] = {
+            "model": "cross-encoder",
+            "logit": round(item.raw["rerank"], 4),
+            "rank_before": int(item.raw["fused_rank"]),
+        }
     out["fusion"] = {
         "method": "weighted reciprocal rank fusion",
         "k": rrf_k,
@@ -225,4 +289,6 @@ def _explain(
         "fused": round(item.fused, 6),
         "score": round(item.score, 4),
     }
+    if "recency" in item.raw:
+        out["fusion"]["recency_factor"] = item.raw["recency"]
     return out

@@ -630,6 +630,24 @@ class SQLiteStore:
         by_id = {r[0]: _chunk_row(r) for r in rows}
         return [by_id[i] for i in rowids if i in by_id]
 
+    def chunk_modified(self, rowids: Sequence[int]) -> dict[int, float]:
+        """Each chunk's document date (``files.modified``), by chunk rowid."""
+        out: dict[int, float] = {}
+        for start in range(0, len(rowids), 900):
+            part = list(rowids[start : start + 900])
+            marks = ",".join("?" * len(part))
+            for r in self._q(
+                f"SELECT c.id, f.modified FROM chunks c JOIN files f ON f.id = c.file_id "
+                f"WHERE c.id IN ({marks})",
+                part,
+            ):
+                out[int(r[0])] = float(r[1])
+        return out
+
+    def document_dates(self) -> list[float]:
+        """Every document's date (``files.modified``)."""
+        return [float(r[0]) for r in self._q("SELECT modified FROM files")]
+
     def chunk_by_id(self, chunk_id: str) -> ChunkRow | None:
         rows = self._q(
             f"SELECT {_CHUNK_COLUMNS} FROM {_CHUNK_FROM} WHERE c.chunk_id = ?", (chunk_id,)
