@@ -17,6 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from noteseek.analysis import Analyzer
+from noteseek.chunking import embedding_input
 from noteseek.config import SearchSettings
 from noteseek.search import keyword, recency
 from noteseek.search.fusion import Fused, best_score, rescore, rrf
@@ -169,7 +170,13 @@ def rerank(
     for rank, item in enumerate(head, start=1):
         item.raw["fused_rank"] = rank
     kept = [f for f in head if f.rowid in rows]
-    logits = reranker.scores(query, [rows[f.rowid].text for f in kept])
+    # The section with its context line (title > headings), as the embedding model reads it:
+    # the text alone often does not say what it is about.
+    passages = [
+        embedding_input(r.title, r.path, r.heading_path, r.text)
+        for r in (rows[f.rowid] for f in kept)
+    ]
+    logits = reranker.scores(query, passages)
     order = sorted(range(len(kept)), key=lambda i: -float(logits[i]))
     scores = [f.score for f in kept]
     out = []
