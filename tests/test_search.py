@@ -186,3 +186,28 @@ def test_common_words_do_not_drown_rare_ones(tmp_path: Path) -> None:
 def test_prefix_meets_stemmed_terms(example: Engine) -> None:
     assert "notes/redis.md" in paths(example.search("expiry*", top_k=20).hits)
     assert "notes/redis.md" in paths(example.search("expir*", top_k=20).hits)
+
+
+def test_dedupe_and_per_document_limit(tmp_path: Path) -> None:
+    notes = tmp_path / "notes"
+    section = "## Setup\n\nInstall the walrus toolkit and run walrus init.\n"
+    write(
+        notes / "a.md", "# A\n\nFirst.\n\n" + section + "\n## Walrus usage\n\nwalrus run walrus\n"
+    )
+    write(notes / "copy-of-a.md", "# Copy\n\nSecond.\n\n" + section)
+    write(notes / "b.md", "# B\n\nThe walrus manual, chapter one: walrus basics.\n")
+    folder = project(tmp_path, {"notes": notes})
+    with engine_for(folder) as engine:
+        engine.index()
+        plain = engine.search("walrus", top_k=10, mode="keyword").hits
+        texts = [h.heading for h in plain]
+        assert texts.count("A > Setup") == 1 and texts.count("Copy > Setup") == 1
+    with engine_for(folder, **{"search.dedupe": True}) as engine:
+        deduped = engine.search("walrus", top_k=10, mode="keyword").hits
+    headings = [h.heading for h in deduped]
+    assert ("A > Setup" in headings) != ("Copy > Setup" in headings)  # one copy, not both
+    assert len(deduped) == len(plain) - 1
+    assert [h.rank for h in deduped] == list(range(1, len(deduped) + 1))
+    with engine_for(folder, **{"search.max_per_document": 1}) as engine:
+        limited = engine.search("walrus", top_k=10, mode="keyword").hits
+    assert sorted(h.path for h in limited) == ["a.md", "b.md", "copy-of-a.md"]

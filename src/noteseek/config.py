@@ -259,6 +259,18 @@ class SearchSettings(_Section):
     highlight: tuple[str, str] = Field(
         default=("**", "**"), description="Markers put around matched words in snippets."
     )
+    dedupe: bool = Field(
+        default=False,
+        description="Show a section whose text is identical to a better-ranked one (a copied "
+        "note, a template) only once. Off by default: it measured slightly worse on the "
+        "known-item sets, where the copy can be the note sought (docs/evaluation.md).",
+    )
+    max_per_document: int = Field(
+        default=0,
+        ge=0,
+        le=1000,
+        description="At most this many sections per document in the results; 0 = no limit.",
+    )
     recency: Literal["auto", "on", "off"] = Field(
         default="auto",
         description="Boost recently changed documents (search.recency_tiers). auto: only when "

@@ -114,6 +114,10 @@ def run(
         started = time.perf_counter()
         fused = rerank(store, reranker, text, fused, rerank_top)
         timings["rerank_ms"] = _ms(started)
+    if settings.dedupe or settings.max_per_document:
+        started = time.perf_counter()
+        fused = diversify(store, fused, k, settings.dedupe, settings.max_per_document)
+        timings["diversify_ms"] = _ms(started)
     started = time.perf_counter()
     hits = _hits(
         store,
@@ -132,6 +136,36 @@ def run(
     return PipelineResult(
         hits, len(fused), {lane: len(found) for lane, found in lanes.items()}, timings, warnings
     )
+
+
+def diversify(
+    store: SQLiteStore, fused: list[Fused], k: int, dedupe: bool, per_document: int
+) -> list[Fused]:
+    """The first ``k`` results without exact duplicates (same section text as a better one)
+    and with at most ``per_document`` sections per document (0: no limit)."""
+    out: list[Fused] = []
+    seen_text: set[str] = set()
+    per_doc: dict[int, int] = {}
+    step = max(k * 2, 50)
+    for start in range(0, len(fused), step):
+        window = fused[start : start + step]
+        rows = {row.rowid: row for row in store.chunk_rows([f.rowid for f in window])}
+        for item in window:
+            row = rows.get(item.rowid)
+            if row is None:
+                continue
+            if dedupe:
+                if row.content_hash in seen_text:
+                    continue
+                seen_text.add(row.content_hash)
+            if per_document:
+                if per_doc.get(row.file_id, 0) >= per_document:
+                    continue
+                per_doc[row.file_id] = per_doc.get(row.file_id, 0) + 1
+            out.append(item)
+            if len(out) >= k:
+                return out
+    return out
 
 
 def boost_recent(
