@@ -35,6 +35,7 @@ import numpy as np
 from noteseek.engine import open_engine
 from noteseek.eval.datasets import Dataset, load_dataset
 from noteseek.eval.runner import paired_permutation_p, score_ranking
+from noteseek.graph.communities import communities
 from noteseek.search import keyword
 from noteseek.search.fusion import rrf
 from noteseek.search.query import parse_query, semantic_text
@@ -46,6 +47,7 @@ Lanes = dict[str, list[tuple[int, float]]]
 
 
 Neighbours = dict[str, set[str]]
+COMMUNITIES: dict[str, dict[str, int]] = {}
 
 
 def collect(
@@ -79,6 +81,7 @@ def collect(
         doc.path: {graph.docs[n].path for n in graph.neighbours(doc_id)}
         for doc_id, doc in graph.docs.items()
     }
+    COMMUNITIES[name] = {graph.docs[d].path: c for d, c in communities(graph).items()}
     engine.close()
     return ds, per_query, paths, neighbours
 
@@ -140,6 +143,27 @@ def with_graph(docs: list[str], neighbours: Neighbours, seeds: int, weight: floa
     return sorted(fused, key=lambda d: -fused[d])
 
 
+def community_boost(
+    per_query: dict[str, Lanes],
+    paths: dict[int, str],
+    comm: dict[str, int],
+    seeds: int,
+    boost: float,
+) -> dict[str, list[str]]:
+    """Per query: documents by best fused chunk, those sharing a community with the top
+    ``seeds`` documents multiplied by ``boost``."""
+    out: dict[str, list[str]] = {}
+    for qid, lanes in per_query.items():
+        best: dict[str, float] = {}
+        for item in rrf(lanes, {"keyword": 1.0, "semantic": 1.5}, 10.0):
+            best.setdefault(paths[item.rowid], item.fused)
+        docs = list(best)
+        top = {comm[d] for d in docs[:seeds] if d in comm}
+        scored = {d: v * (boost if comm.get(d) in top else 1.0) for d, v in best.items()}
+        out[qid] = sorted(docs, key=lambda d: -scored[d])
+    return out
+
+
 def score(
     ds: Dataset,
     per_query: dict[str, Lanes],
@@ -148,14 +172,18 @@ def score(
     neighbours: Neighbours | None = None,
     seeds: int = 0,
     weight: float = 0.0,
+    ranked_docs: dict[str, list[str]] | None = None,
 ) -> dict[str, Any]:
     per: dict[str, float] = {}
     totals = {"ndcg@10": 0.0, "recall@10": 0.0, "mrr@10": 0.0}
     for qid, lanes in per_query.items():
-        seen: dict[str, None] = {}
-        for rowid in fuse(lanes):
-            seen.setdefault(paths[rowid], None)
-        ranked = with_graph(list(seen), neighbours or {}, seeds, weight)
+        if ranked_docs is not None:
+            ranked = ranked_docs[qid]
+        else:
+            seen: dict[str, None] = {}
+            for rowid in fuse(lanes):
+                seen.setdefault(paths[rowid], None)
+            ranked = with_graph(list(seen), neighbours or {}, seeds, weight)
         m = score_ranking([ds.doc_id_of(p) for p in ranked], ds.qrels.get(qid, {}))
         per[qid] = m["ndcg@10"]
         for key in totals:
@@ -194,6 +222,12 @@ def main() -> int:
         ds, per_query, paths, neighbours = collect(name, Path(folder), args.index_root)
         results[name] = {v: score(ds, per_query, paths, f) for v, f in variants().items()}
         base = variants()["rrf"]
+        for seeds in (1, 3):
+            for boost in (1.05, 1.1, 1.2):
+                ranked = community_boost(per_query, paths, COMMUNITIES[name], seeds, boost)
+                results[name][f"rrf + community seeds {seeds} x{boost}"] = score(
+                    ds, per_query, paths, base, ranked_docs=ranked
+                )
         for seeds in (3, 5, 10):
             for weight in (0.1, 0.25, 0.5):
                 results[name][f"rrf + graph seeds {seeds} w {weight}"] = score(

@@ -177,3 +177,30 @@ def test_cli_links(linked: tuple[Engine, Path]) -> None:
     assert "not written yet (no such note yet)" in text and "linked from (2)" in text
     missing = run_cli(["links", "nowhere.md"], folder, code=1)
     assert "no indexed document" in missing.stderr
+
+
+def test_communities_and_the_community_boost(tmp_path: Path) -> None:
+    notes = tmp_path / "notes"
+    for group in ("a", "b"):
+        for i in range(1, 5):
+            others = " ".join(f"[[{group}{j}]]" for j in range(1, 5) if j != i)
+            body = "zebra " * (5 - i if group == "a" else i)
+            write(notes / f"{group}{i}.md", f"# {group}{i}\n\n{body}\n\nSee {others}.\n")
+    write(notes / "lonely.md", "# Lonely\n\nzebra zebra\n")
+    folder = project(tmp_path, {"notes": notes})
+    with engine_for(folder) as engine:
+        engine.index()
+        groups = engine.communities()
+        assert set(groups) == {f"notes/{g}{i}.md" for g in "ab" for i in range(1, 5)}
+        assert len({groups[f"notes/a{i}.md"] for i in range(1, 5)}) == 1
+        assert groups["notes/a1.md"] != groups["notes/b1.md"]
+        assert engine.status()["communities"] == {"count": 2, "documents": 8}
+        res = engine.search("zebra", top_k=9, mode="keyword", explain=True)
+        top = groups[res.hits[0].doc_id]
+        for hit in res.hits:
+            boosted = hit.explain["fusion"].get("community_factor") == 1.1
+            assert boosted == (groups.get(hit.doc_id) == top), hit.doc_id
+        assert [h.score for h in res.hits] == sorted((h.score for h in res.hits), reverse=True)
+    with engine_for(folder, **{"search.community_boost": 1.0}) as engine:
+        off = engine.search("zebra", top_k=9, mode="keyword", explain=True)
+    assert all("community_factor" not in h.explain["fusion"] for h in off.hits)

@@ -259,6 +259,14 @@ class SearchSettings(_Section):
     highlight: tuple[str, str] = Field(
         default=("**", "**"), description="Markers put around matched words in snippets."
     )
+    community_boost: float = Field(
+        default=1.1,
+        ge=1.0,
+        le=3.0,
+        description="Results in the same link-graph community (Louvain) as the top result "
+        "have their fused score multiplied by this; 1.0 turns it off. Measured: "
+        "docs/evaluation.md.",
+    )
     dedupe: bool = Field(
         default=False,
         description="Show a section whose text is identical to a better-ranked one (a copied "

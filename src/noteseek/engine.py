@@ -43,6 +43,8 @@ from noteseek.store.sqlite import SQLiteStore
 from noteseek.types import Hit
 
 LAST_INDEX_FILE = "last-index"
+COMMUNITY_THROTTLE = 60.0
+"""Seconds between recomputations of the link-graph communities while the index changes."""
 _CHUNK_ID_RE = re.compile(r"^[0-9a-f]{16}$")
 _PATH_LINE_RE = re.compile(r"^(.*):(\d+)$")
 
@@ -131,6 +133,9 @@ class Engine:
         self._graph: tuple[tuple[int, int], LinkGraph] | None = None
         self._cross_encoder: Any = None
         self._dates_trusted: tuple[tuple[int, int], bool] | None = None
+        self._communities: tuple[tuple[int, int], float, dict[str, int], dict[int, int]] | None = (
+            None
+        )
         self.notices: list[str] = []
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -452,6 +457,9 @@ class Engine:
             reranker=self._reranker(warnings),
             rerank_top=self.settings.rerank.top_n,
             recency_tiers=self._recency_tiers(),
+            communities=self._file_communities()
+            if self.settings.search.community_boost != 1.0
+            else None,
         )
         hits = [h for h in result.hits if h.score >= min_score] if min_score else result.hits
         compression = None
@@ -524,6 +532,29 @@ class Engine:
                 raise ValueError(str(exc)) from exc
             warnings.append(f"semantic lane unavailable: {exc}; showing keyword results only")
             return None
+
+    def communities(self) -> dict[str, int]:
+        """doc_id -> link-graph community (Louvain), for documents with resolved links.
+
+        Recomputed after the index changes, at most once a minute (a stale answer meanwhile):
+        a burst of edits does not run Louvain once per edit.
+        """
+        token = self.store.change_token()
+        now = time.monotonic()
+        cached = self._communities
+        if cached is None or (cached[0] != token and now - cached[1] >= COMMUNITY_THROTTLE):
+            from noteseek.graph.communities import communities
+
+            graph = self.link_graph()
+            by_doc = communities(graph)
+            ids = {f.doc_id: f.file_id for f in self.store.iter_files()}
+            by_file = {ids[d]: c for d, c in by_doc.items() if d in ids}
+            self._communities = cached = (token, now, by_doc, by_file)
+        return dict(cached[2])
+
+    def _file_communities(self) -> dict[int, int]:
+        self.communities()
+        return self._communities[3] if self._communities else {}
 
     def _recency_tiers(self) -> list[tuple[float, float]]:
         """The recency tiers in force: none when off, or in auto mode with untrustworthy dates."""
@@ -729,6 +760,11 @@ class Engine:
             "embedded": embedded,
             "total": total,
             "pending": total - embedded,
+        }
+        groups = self.communities()
+        out["communities"] = {
+            "count": len(set(groups.values())),
+            "documents": len(groups),
         }
         out["manifest"] = self.store.manifest()
         out["notices"] = list(self.notices)

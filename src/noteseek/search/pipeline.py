@@ -9,7 +9,7 @@ goes through the same fusion, so scores mean the same thing in every mode.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -67,6 +67,7 @@ def run(
     reranker: Reranker | None = None,
     rerank_top: int = 20,
     recency_tiers: Sequence[tuple[float, float]] = (),
+    communities: Mapping[int, int] | None = None,
 ) -> PipelineResult:
     timings: dict[str, float] = {}
     warnings: list[str] = []
@@ -107,6 +108,9 @@ def run(
 
     weights = {"keyword": settings.keyword_weight, "semantic": settings.semantic_weight}
     fused = rrf(lanes, weights, settings.rrf_k)
+    if communities and settings.community_boost != 1.0 and fused:
+        best = best_score(lanes, weights, settings.rrf_k)
+        fused = boost_community(store, fused, communities, settings.community_boost, best)
     if recency_tiers and fused:
         best = best_score(lanes, weights, settings.rrf_k)
         fused = boost_recent(store, fused, recency_tiers, best)
@@ -166,6 +170,26 @@ def diversify(
             if len(out) >= k:
                 return out
     return out
+
+
+def boost_community(
+    store: SQLiteStore,
+    fused: list[Fused],
+    communities: Mapping[int, int],
+    boost: float,
+    best: float,
+) -> list[Fused]:
+    """Multiply the fused value of results in the top result's community (itself included)
+    by ``boost``: order within the community stays, results outside it fall behind."""
+    files = store.chunk_files([f.rowid for f in fused])
+    top = communities.get(files.get(fused[0].rowid, -1))
+    if top is None:
+        return fused
+    for item in fused:
+        if communities.get(files.get(item.rowid, -1)) == top:
+            item.fused *= boost
+            item.raw["community"] = boost
+    return rescore(fused, best, ["keyword", "semantic"])
 
 
 def boost_recent(
@@ -332,4 +356,6 @@ def _explain(
     }
     if "recency" in item.raw:
         out["fusion"]["recency_factor"] = item.raw["recency"]
+    if "community" in item.raw:
+        out["fusion"]["community_factor"] = item.raw["community"]
     return out
