@@ -164,6 +164,26 @@ def community_boost(
     return out
 
 
+def by_query_length(
+    ds: Dataset,
+    per_query: dict[str, Lanes],
+    paths: dict[int, str],
+    cutoff: int,
+    short: dict[str, float],
+) -> dict[str, list[str]]:
+    """Per query: RRF with ``short`` lane weights for queries of at most ``cutoff`` words,
+    the shipped weights otherwise."""
+    out: dict[str, list[str]] = {}
+    for qid, lanes in per_query.items():
+        words = len(ds.queries[qid].split())
+        weights = short if words <= cutoff else {"keyword": 1.0, "semantic": 1.5}
+        seen: dict[str, None] = {}
+        for item in rrf(lanes, weights, 10.0):
+            seen.setdefault(paths[item.rowid], None)
+        out[qid] = list(seen)
+    return out
+
+
 def score(
     ds: Dataset,
     per_query: dict[str, Lanes],
@@ -222,6 +242,13 @@ def main() -> int:
         ds, per_query, paths, neighbours = collect(name, Path(folder), args.index_root)
         results[name] = {v: score(ds, per_query, paths, f) for v, f in variants().items()}
         base = variants()["rrf"]
+        for cutoff in (5, 8, 12):
+            for short in ({"keyword": 1.5, "semantic": 1.0}, {"keyword": 1.0, "semantic": 1.0}):
+                ranked = by_query_length(ds, per_query, paths, cutoff, short)
+                label = f"{short['keyword']:g}:{short['semantic']:g}"
+                results[name][f"rrf, queries <= {cutoff} words at {label}"] = score(
+                    ds, per_query, paths, base, ranked_docs=ranked
+                )
         for seeds in (1, 3):
             for boost in (1.05, 1.1, 1.2):
                 ranked = community_boost(per_query, paths, COMMUNITIES[name], seeds, boost)
