@@ -92,6 +92,11 @@ def main() -> int:
             f"first query (loads model and {status['chunks']} vectors): "
             f"{(time.perf_counter() - started) * 1000:.0f} ms"
         )
+        groups = engine.communities()
+        print(
+            f"link graph: {len(engine.link_graph().edges)} links, "
+            f"{len(set(groups.values()))} communities over {len(groups)} documents"
+        )
         hnsw = engine.vector_index().wait_for_hnsw()  # built in the background when above
         print(f"vector index: {'HNSW' if hnsw else 'exact'}")
         for mode in ("keyword", "semantic", "hybrid"):

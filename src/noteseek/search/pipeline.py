@@ -109,11 +109,15 @@ def run(
     weights = {"keyword": settings.keyword_weight, "semantic": settings.semantic_weight}
     fused = rrf(lanes, weights, settings.rrf_k)
     if communities and settings.community_boost != 1.0 and fused:
+        started = time.perf_counter()
         best = best_score(lanes, weights, settings.rrf_k)
         fused = boost_community(store, fused, communities, settings.community_boost, best)
+        timings["community_ms"] = _ms(started)
     if recency_tiers and fused:
+        started = time.perf_counter()
         best = best_score(lanes, weights, settings.rrf_k)
         fused = boost_recent(store, fused, recency_tiers, best)
+        timings["recency_ms"] = _ms(started)
     if reranker is not None and fused:
         started = time.perf_counter()
         fused = rerank(store, reranker, text, fused, rerank_top)
