@@ -83,6 +83,7 @@ def test_tools_are_listed_with_strict_schemas(vault: Path, tmp_path: Path) -> No
                 "where",
                 "min_score",
                 "excluded_files",
+                "expand_chars",
             }
             compressed = by_name["query_documents_compressed"].input_schema["properties"]
             assert compressed["min_score"]["default"] == 0.3
@@ -133,6 +134,15 @@ def test_query_documents_results_and_filters(vault: Path, tmp_path: Path) -> Non
                 client, "query_documents", {"query": "redis", "paths": ["notes/*"], "top_n": 20}
             )
             assert all(r["path"].startswith("notes/") for r in only["results"])
+            wide = await call(
+                client, "query_documents", {"query": "redis ttl expiry", "expand_chars": 4000}
+            )
+            grown = wide["results"][0]
+            assert first["content"] in grown["content"]
+            assert len(first["content"]) < len(grown["content"]) <= 4000
+            assert (
+                grown["start_line"] <= first["start_line"] <= first["end_line"] <= grown["end_line"]
+            )
             high = await call(client, "query_documents", {"query": "redis", "min_score": 0.9})
             assert all(r["score"] >= 0.9 for r in high["results"])
             # Gitignored drafts are never searchable.
@@ -167,6 +177,8 @@ def test_bad_arguments_get_precise_errors(vault: Path, tmp_path: Path) -> None:
             assert "mode" in msg and "hybrid" in msg
             msg = await error_of(client, "query_documents", {"query": "x", "after": "someday"})
             assert "cannot read the date 'someday'" in msg
+            msg = await error_of(client, "query_documents", {"query": "x", "expand_chars": 9000})
+            assert "expand_chars" in msg and "8000" in msg
             msg = await error_of(client, "query_documents", {"query": "x", "min_score": 1.5})
             assert "min_score" in msg
             msg = await error_of(client, "query_documents", {"query": "x", "root": "nope"})

@@ -211,3 +211,31 @@ def test_dedupe_and_per_document_limit(tmp_path: Path) -> None:
     with engine_for(folder, **{"search.max_per_document": 1}) as engine:
         limited = engine.search("walrus", top_k=10, mode="keyword").hits
     assert sorted(h.path for h in limited) == ["a.md", "b.md", "copy-of-a.md"]
+
+
+def test_expansion_grows_a_result_to_its_section_then_its_neighbours(tmp_path: Path) -> None:
+    notes = tmp_path / "notes"
+    paragraphs = [
+        f"Paragraph {i} about {'ocelot' if i == 2 else 'lynx'}. " + "x " * 300 for i in range(5)
+    ]
+    body = (
+        "# Cats\n\nIntro text.\n\n## Wild cats\n\n"
+        + "\n\n".join(paragraphs)
+        + "\n\n## Other\n\nTail.\n"
+    )
+    write(notes / "cats.md", body)
+    folder = project(tmp_path, {"notes": notes})
+    with engine_for(folder) as engine:
+        engine.index()
+        plain = engine.search("ocelot", mode="keyword", with_text=True).hits[0]
+        assert plain.heading_path == ("Cats", "Wild cats") and "ocelot" in plain.text
+        grown = engine.search("ocelot", mode="keyword", expand_chars=2000).hits[0]
+        assert plain.text in grown.text and len(plain.text) < len(grown.text) <= 2000
+        assert grown.start_line <= plain.start_line and grown.end_line >= plain.end_line
+        assert "Tail." not in grown.text  # the section first, not the next one
+        whole = engine.search("ocelot", mode="keyword", expand_chars=100_000).hits[0]
+        assert all(f"Paragraph {i}" in whole.text for i in range(5))
+        assert "Intro text." in whole.text and "Tail." in whole.text
+        assert (whole.start_line, whole.end_line) == (1, len(body.rstrip("\n").split("\n")))
+        with pytest.raises(ValueError, match="expand_chars"):
+            engine.search("ocelot", expand_chars=-1)

@@ -397,6 +397,7 @@ class Engine:
         compressed: bool = False,
         similarity_threshold: float = 0.85,
         hypothesis: bool = False,
+        expand_chars: int = 0,
     ) -> SearchResponse:
         """Ranked sections for ``query``. Raises ValueError subclasses for bad arguments.
 
@@ -404,7 +405,9 @@ class Engine:
         default ``search.mode``. Hybrid without vectors (embeddings off, or not built yet)
         returns keyword results with a warning saying so. ``min_score`` drops results below
         it; ``compressed`` also removes near-duplicate sections (``similarity_threshold``) and
-        reports the tokens saved (``search/compress.py``). ``hypothesis``: the query is a
+        reports the tokens saved (``search/compress.py``). ``expand_chars``: each result's
+        text grows to its whole section, then its neighbours, within that many characters
+        (``search/expand.py``). ``hypothesis``: the query is a
         hypothetical answer, embedded as a document would be (HyDE); see
         :meth:`search_with_hypothesis`.
         """
@@ -415,6 +418,8 @@ class Engine:
         k = top_k or self.settings.search.top_k
         if k < 1 or k > 1000:
             raise ValueError(f"top_k must be between 1 and 1000, got {k}")
+        if not 0 <= expand_chars <= 100_000:
+            raise ValueError(f"expand_chars must be between 0 and 100000, got {expand_chars}")
         for name, value in (
             ("min_score", min_score),
             ("similarity_threshold", similarity_threshold),
@@ -460,6 +465,7 @@ class Engine:
             communities=self._file_communities()
             if self.settings.search.community_boost != 1.0
             else None,
+            expand_chars=expand_chars,
         )
         hits = [h for h in result.hits if h.score >= min_score] if min_score else result.hits
         compression = None

@@ -275,6 +275,15 @@ def search(
         bool, typer.Option(help="Show each lane's rank and score, terms and fields.")
     ] = False,
     full: Annotated[bool, typer.Option(help="Include each section's full text.")] = False,
+    expand: Annotated[
+        int,
+        typer.Option(
+            min=0,
+            max=100_000,
+            help="Grow each result to its whole section, then its neighbours, within this "
+            "many characters (implies --full).",
+        ),
+    ] = 0,
     as_json: Annotated[bool, typer.Option("--json", help="Print results as JSON.")] = False,
     queries: Annotated[
         Path | None,
@@ -294,7 +303,8 @@ def search(
         where=where or (),
         mode=mode,
         explain=explain,
-        with_text=full,
+        with_text=full or bool(expand),
+        expand_chars=expand,
     )
     with _engine() as engine:
         if not engine.index_exists:

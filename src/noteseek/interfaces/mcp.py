@@ -36,6 +36,8 @@ MAX_CONTENT_CHARS = 2_000
 """Characters of section text per result (the rest is cut, and the result says so)."""
 MAX_PAYLOAD_CHARS = 40_000
 """Characters of text content across all results of one call."""
+MAX_EXPAND_CHARS = 8_000
+"""Largest expansion per result; a result's text cap grows to it when asked for."""
 MAX_DOCUMENT_LINES = 2_000
 MAX_PROBLEMS = 50
 
@@ -85,6 +87,14 @@ class QueryDocuments(_Params):
         default=None,
         description="Files to leave out (paths as results give them, or glob patterns), "
         "for example those already read.",
+    )
+    expand_chars: int = Field(
+        default=0,
+        ge=0,
+        le=MAX_EXPAND_CHARS,
+        description="Grow each result to its whole section, then neighbouring sections, "
+        f"within this many characters (0-{MAX_EXPAND_CHARS}); use it to read around a hit "
+        "without another call.",
     )
 
 
@@ -159,8 +169,9 @@ class ToolSpec:
 
 def _tool_specs() -> dict[str, ToolSpec]:
     cap = (
-        f"Each result carries at most {MAX_CONTENT_CHARS:,} characters of text and a "
-        f"call at most {MAX_PAYLOAD_CHARS:,} in all; cut text is marked truncated."
+        f"Each result carries at most {MAX_CONTENT_CHARS:,} characters of text (or "
+        f"expand_chars, when larger) and a call at most {MAX_PAYLOAD_CHARS:,} in all; cut "
+        "text is marked truncated."
     )
     specs = [
         ToolSpec(
@@ -316,14 +327,16 @@ class NoteseekTools:
             return embedded < total
         return False
 
-    def _search_payload(self, response: SearchResponse) -> dict[str, Any]:
+    def _search_payload(
+        self, response: SearchResponse, per_result: int = MAX_CONTENT_CHARS
+    ) -> dict[str, Any]:
         budget = MAX_PAYLOAD_CHARS
         results = []
         for hit in response.hits:
             item = hit.to_dict()
             text = item.pop("text", None) or ""
             item.pop("explain", None)
-            limit = max(0, min(MAX_CONTENT_CHARS, budget))
+            limit = max(0, min(per_result, budget))
             item["content"] = text[:limit]
             item["truncated"] = len(text) > limit
             budget -= len(item["content"])
@@ -359,8 +372,9 @@ class NoteseekTools:
             min_score=p.min_score,
             exclude_paths=p.excluded_files or (),
             with_text=True,
+            expand_chars=p.expand_chars,
         )
-        return self._search_payload(response)
+        return self._search_payload(response, max(MAX_CONTENT_CHARS, p.expand_chars))
 
     def _query_compressed(self, p: QueryCompressed) -> dict[str, Any]:
         response = self.engine.search(

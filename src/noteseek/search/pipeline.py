@@ -20,6 +20,7 @@ from noteseek.analysis import Analyzer
 from noteseek.chunking import embedding_input
 from noteseek.config import SearchSettings
 from noteseek.search import keyword, recency
+from noteseek.search.expand import expand
 from noteseek.search.fusion import Fused, best_score, rescore, rrf
 from noteseek.search.query import parse_query, semantic_text
 from noteseek.search.snippet import make_snippet
@@ -68,6 +69,7 @@ def run(
     rerank_top: int = 20,
     recency_tiers: Sequence[tuple[float, float]] = (),
     communities: Mapping[int, int] | None = None,
+    expand_chars: int = 0,
 ) -> PipelineResult:
     timings: dict[str, float] = {}
     warnings: list[str] = []
@@ -139,6 +141,7 @@ def run(
         snippets=snippets,
         rrf_k=settings.rrf_k,
         weights={lane: weights[lane] for lane in lanes},
+        expand_chars=expand_chars,
     )
     timings["results_ms"] = _ms(started)
     return PipelineResult(
@@ -267,6 +270,7 @@ def _hits(
     snippets: bool,
     rrf_k: float,
     weights: dict[str, float],
+    expand_chars: int = 0,
 ) -> list[Hit]:
     rows = {row.rowid: row for row in store.chunk_rows([f.rowid for f in fused])}
     terms = set(query.terms)
@@ -277,6 +281,7 @@ def _hits(
         wanted = {f.rowid for f in fused if f.rowid in kw_results}
         fields = keyword.field_scores(store, kw_response, settings, wanted)
     hits: list[Hit] = []
+    file_chunks: dict[int, list[ChunkRow]] = {}
     for item in fused:
         row = rows.get(item.rowid)
         if row is None:  # deleted between the two statements
@@ -290,6 +295,12 @@ def _hits(
         hit.snippet = snippet
         if with_text:
             hit.text = row.text
+        if expand_chars:
+            if row.file_id not in file_chunks:
+                file_chunks[row.file_id] = store.file_chunks(row.file_id)
+            hit.text, hit.start_line, hit.end_line = expand(
+                row, file_chunks[row.file_id], expand_chars
+            )
         if explain:
             hit.explain = _explain(
                 item, kw_results, fields, matched, terms, analyzer, row, rrf_k, weights
