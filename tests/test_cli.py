@@ -107,3 +107,18 @@ def test_real_vaults(tmp_path: Path, name: str, expect_files: int) -> None:
     res = json.loads(run(["search", query, "--json", "-k", "5"], tmp_path).stdout)
     assert len(res["results"]) == 5
     assert all(query[:5] in (r["snippet"] + r["title"]).lower() for r in res["results"])
+
+
+def test_search_expand_prints_the_grown_text(tmp_path: Path) -> None:
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    filler = " ".join(["filler"] * 150)
+    (notes / "a.md").write_text(
+        f"# A\n\n## Part\n\nfirst {filler}\n\nsecond mention of platypus {filler}\n\nthird end\n",
+        encoding="utf-8",
+    )
+    run(["index", str(notes)], tmp_path)
+    plain = run(["search", "platypus", "-m", "keyword"], tmp_path).stdout
+    grown = run(["search", "platypus", "-m", "keyword", "--expand", "5000"], tmp_path).stdout
+    assert "third end" not in plain
+    assert "third end" in grown and "first" in grown

@@ -319,7 +319,7 @@ def search(
     if as_json:
         out.print_json(json.dumps(response.to_dict(), ensure_ascii=False))
     else:
-        _print_hits(response.hits, explain, full)
+        _print_hits(response.hits, explain, full or bool(expand))
         for warning in response.warnings:
             err.print(f"[yellow]note:[/] {escape(warning)}")
         err.print(
