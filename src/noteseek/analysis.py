@@ -32,7 +32,7 @@ import Stemmer
 
 # Bump when the output of the analyzer changes: the index manifest records it, and a change
 # triggers a rebuild.
-ANALYZER_VERSION = 1
+ANALYZER_VERSION = 2  # 2: compatibility forms that decompose to spaces
 
 _CJK = (
     "\u3040-\u30ff"  # Hiragana, Katakana
@@ -97,9 +97,13 @@ def fold(word: str) -> str:
     if word.isascii():
         return word.lower()
     folded = unicodedata.normalize("NFKC", word).casefold()
-    if folded.isascii():
-        return folded
-    return unicodedata.normalize("NFC", _COMBINING.sub("", unicodedata.normalize("NFD", folded)))
+    if not folded.isascii():
+        folded = unicodedata.normalize(
+            "NFC", _COMBINING.sub("", unicodedata.normalize("NFD", folded))
+        )
+    # Compatibility forms can decompose to text with spaces (U+FE70, an isolated Arabic
+    # vowel mark, becomes a space and a combining mark): a term never holds whitespace.
+    return "".join(folded.split()) if not folded.isascii() or " " in folded else folded
 
 
 def split_identifier(word: str) -> list[str]:
