@@ -175,3 +175,34 @@ def test_a_rewritten_chunk_that_keeps_its_rowid_gets_its_new_vector(
     assert hits[0][0] == rowid
     assert hits[0][1] == pytest.approx(1.0, abs=1e-5)
     engine.close()
+
+
+def test_mmr_moves_a_near_copy_below_a_different_result(notes_engine: Engine) -> None:
+    from noteseek.search.fusion import Fused
+    from noteseek.search.pipeline import mmr
+
+    store = notes_engine.store
+    keyed = [(key, i) for i, (key, _) in enumerate(store.pending_embeddings(MODEL)[:3])]
+    same = np.zeros(DIM, dtype=np.float32)
+    same[0] = 1.0
+    other = np.zeros(DIM, dtype=np.float32)
+    other[1] = 1.0
+    store.put_vectors(
+        MODEL,
+        [
+            (keyed[0][0], same.tobytes()),
+            (keyed[1][0], same.tobytes()),
+            (keyed[2][0], other.tobytes()),
+        ],
+    )
+    index = VectorIndex(store, MODEL, DIM)
+    by_key = {}
+    for rowid, key in store.vector_chunk_keys(MODEL):
+        by_key.setdefault(key, rowid)
+    a, b, c = (by_key[k] for k, _ in keyed)
+    fused = [Fused(a, 0.9, 0.9), Fused(b, 0.85, 0.85), Fused(c, 0.8, 0.8), Fused(999999, 0.1, 0.1)]
+    order = mmr([Fused(f.rowid, f.fused, f.score) for f in fused], index, 0.5, 3)
+    assert [f.rowid for f in order] == [a, c, b, 999999]
+    assert [f.score for f in order] == [0.9, 0.85, 0.8, 0.1]  # scores stay positional
+    plain = mmr([Fused(f.rowid, f.fused, f.score) for f in fused], index, 1.0, 3)
+    assert [f.rowid for f in plain] == [a, b, c, 999999]

@@ -267,6 +267,17 @@ class SearchSettings(_Section):
         "have their fused score multiplied by this; 1.0 turns it off. Measured: "
         "docs/evaluation.md.",
     )
+    mmr_lambda: float = Field(
+        default=1.0,
+        ge=0.0,
+        le=1.0,
+        description="Maximal marginal relevance over the top results: 1.0 = off (pure "
+        "relevance); lower values trade relevance for variety between results. Measured: "
+        "docs/evaluation.md.",
+    )
+    mmr_depth: int = Field(
+        default=30, ge=2, le=500, description="How many top results MMR re-orders."
+    )
     dedupe: bool = Field(
         default=False,
         description="Show a section whose text is identical to a better-ranked one (a copied "

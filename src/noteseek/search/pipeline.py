@@ -120,6 +120,10 @@ def run(
         best = best_score(lanes, weights, settings.rrf_k)
         fused = boost_recent(store, fused, recency_tiers, best)
         timings["recency_ms"] = _ms(started)
+    if settings.mmr_lambda < 1.0 and vectors is not None and len(fused) > 1:
+        started = time.perf_counter()
+        fused = mmr(fused, vectors.index, settings.mmr_lambda, settings.mmr_depth)
+        timings["mmr_ms"] = _ms(started)
     if reranker is not None and fused:
         started = time.perf_counter()
         fused = rerank(store, reranker, text, fused, rerank_top)
@@ -177,6 +181,38 @@ def diversify(
             if len(out) >= k:
                 return out
     return out
+
+
+def mmr(fused: list[Fused], index: VectorIndex, lam: float, depth: int) -> list[Fused]:
+    """Maximal marginal relevance over the first ``depth`` results.
+
+    Each next pick maximises ``lam * relevance - (1 - lam) * max cosine to the picks so far``,
+    relevance being the fused score (in [0, 1]). Results without a vector count as unlike
+    everything. Scores stay on the fused scale: each pick takes the score of its position.
+    """
+    head = fused[:depth]
+    vectors = index.vectors_for([f.rowid for f in head])
+    scores = [f.score for f in head]
+    left = list(head)
+    picked: list[Fused] = []
+    picked_vecs: list[npt.NDArray[np.float32]] = []
+    while left:
+
+        def value(item: Fused) -> float:
+            vec = vectors.get(item.rowid)
+            similar = 0.0
+            if vec is not None:
+                similar = max((float(vec @ p) for p in picked_vecs), default=0.0)
+            return lam * item.score - (1 - lam) * similar
+
+        best = max(left, key=value)
+        left.remove(best)
+        picked.append(best)
+        if best.rowid in vectors:
+            picked_vecs.append(vectors[best.rowid])
+    for item, score in zip(picked, scores, strict=True):
+        item.score = score
+    return picked + fused[depth:]
 
 
 def boost_community(

@@ -175,6 +175,18 @@ class VectorIndex:
                 )
             self._hnsw = graph
 
+    def vectors_for(self, rowids: Sequence[int]) -> dict[int, npt.NDArray[np.float32]]:
+        """The stored unit vectors of the given chunks that have one (as float32)."""
+        self.sync()
+        with self._lock:
+            if not self.size or not rowids:
+                return {}
+            wanted = np.asarray(rowids, dtype=np.int64)
+            positions = np.flatnonzero(np.isin(self._ids, wanted))
+            return {
+                int(self._ids[i]): np.asarray(self._matrix[i], dtype=np.float32) for i in positions
+            }
+
     # -- search ---------------------------------------------------------------------------------
 
     def search(
