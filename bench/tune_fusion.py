@@ -32,9 +32,8 @@ from typing import Any
 
 import numpy as np
 
-from noteseek.engine import open_engine
-from noteseek.eval.datasets import Dataset, load_dataset
-from noteseek.eval.runner import paired_permutation_p, score_ranking
+from noteseek.eval.datasets import Dataset
+from noteseek.eval.runner import eval_engine, paired_permutation_p, score_ranking
 from noteseek.graph.communities import communities
 from noteseek.search import keyword
 from noteseek.search.fusion import rrf
@@ -53,16 +52,8 @@ COMMUNITIES: dict[str, dict[str, int]] = {}
 def collect(
     name: str, folder: Path, index_root: Path
 ) -> tuple[Dataset, dict[str, Lanes], dict[int, str], Neighbours]:
-    ds = load_dataset(folder)
     index_dir = index_root / name
-    engine = open_engine(
-        index_dir,
-        flags={
-            "index.dir": str(index_dir / "index"),
-            "roots.corpus.path": str(ds.vault or index_dir / "corpus"),
-        },
-        environ={},
-    )
+    ds, engine = eval_engine(folder, index_dir)
     if not engine.index_exists:
         raise SystemExit(f"{index_dir}: run noteseek eval {folder} --index {index_dir} first")
     settings = engine.settings.search

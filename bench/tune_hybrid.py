@@ -16,9 +16,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from noteseek.engine import open_engine
-from noteseek.eval.datasets import Dataset, load_dataset
-from noteseek.eval.runner import run_eval, score_ranking
+from noteseek.eval.datasets import Dataset
+from noteseek.eval.runner import eval_engine, score_ranking
 from noteseek.search.fusion import rrf
 
 DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
@@ -27,20 +26,8 @@ DEPTH = 300
 
 def lanes_for(folder: Path, index_root: Path, model: str) -> tuple[Dataset, dict[str, Any]]:
     index_dir = index_root / f"{folder.name}-{model}"
-    flags = {"embedding.model": model}
-    # Builds (or brings up to date) the index and vectors; the quality numbers are not needed.
-    run_eval(folder, index_dir, modes=["keyword"], flags=flags, limit=1)
-    ds = load_dataset(folder)
-    engine = open_engine(
-        index_dir,
-        flags={
-            "index.dir": str(index_dir / "index"),
-            "roots.corpus.path": str(ds.vault or index_dir / "corpus"),
-            **flags,
-        },
-        environ={},
-    )
-    engine.index()  # embeds anything the keyword-only warm-up left out
+    ds, engine = eval_engine(folder, index_dir, flags={"embedding.model": model})
+    engine.index()  # builds (or brings up to date) the index and its vectors
     lanes: dict[str, Any] = {}
     for qid, text in ds.queries.items():
         per: dict[str, list[tuple[str, str]]] = {}

@@ -136,6 +136,7 @@ class Engine:
         self._communities: tuple[tuple[int, int], float, dict[str, int], dict[int, int]] | None = (
             None
         )
+        self._community_refresh: threading.Thread | None = None
         self.notices: list[str] = []
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -339,11 +340,11 @@ class Engine:
 
     def _check_manifest(self) -> list[str]:
         """Compare the index's manifest with the settings; clear the index when they differ."""
-        self._analyzer = None
         current = build_manifest(self.settings)
         stored = self.store.manifest()
         if stored == current:
             return []
+        self._analyzer = None
         reasons = manifest_changes(stored, current) if stored else []
         if stored:
             self.store.clear()
@@ -542,25 +543,51 @@ class Engine:
     def communities(self) -> dict[str, int]:
         """doc_id -> link-graph community (Louvain), for documents with resolved links.
 
-        Recomputed after the index changes, at most once a minute (a stale answer meanwhile):
-        a burst of edits does not run Louvain once per edit.
+        Computed on first use. After the index changes, it is recomputed on a background
+        thread, at most once a minute, and the previous communities answer meanwhile: a burst
+        of edits does not run Louvain once per edit, and no query waits for a recomputation.
         """
-        token = self.store.change_token()
-        now = time.monotonic()
-        cached = self._communities
-        if cached is None or (cached[0] != token and now - cached[1] >= COMMUNITY_THROTTLE):
-            from noteseek.graph.communities import communities
-
-            graph = self.link_graph()
-            by_doc = communities(graph)
-            ids = {f.doc_id: f.file_id for f in self.store.iter_files()}
-            by_file = {ids[d]: c for d, c in by_doc.items() if d in ids}
-            self._communities = cached = (token, now, by_doc, by_file)
-        return dict(cached[2])
+        return dict(self._community_cache()[2])
 
     def _file_communities(self) -> dict[int, int]:
-        self.communities()
-        return self._communities[3] if self._communities else {}
+        return self._community_cache()[3]
+
+    def _community_cache(
+        self,
+    ) -> tuple[tuple[int, int], float, dict[str, int], dict[int, int]]:
+        cached = self._communities
+        if cached is None:
+            cached = self._communities = self._compute_communities()
+            return cached
+        token = self.store.change_token()
+        refreshing = self._community_refresh is not None and self._community_refresh.is_alive()
+        if (
+            cached[0] != token
+            and time.monotonic() - cached[1] >= COMMUNITY_THROTTLE
+            and not refreshing
+        ):
+            self._community_refresh = threading.Thread(
+                target=self._refresh_communities, name="noteseek-communities", daemon=True
+            )
+            self._community_refresh.start()
+        return cached
+
+    def _refresh_communities(self) -> None:
+        # If the store closed under us, or similar, the previous answer stays.
+        with contextlib.suppress(Exception):
+            self._communities = self._compute_communities()
+
+    def _compute_communities(
+        self,
+    ) -> tuple[tuple[int, int], float, dict[str, int], dict[int, int]]:
+        from noteseek.graph.communities import communities
+
+        token = self.store.change_token()
+        graph = self.link_graph()
+        by_doc = communities(graph)
+        ids = {f.doc_id: f.file_id for f in self.store.iter_files()}
+        by_file = {ids[d]: c for d, c in by_doc.items() if d in ids}
+        return (token, time.monotonic(), by_doc, by_file)
 
     def _recency_tiers(self) -> list[tuple[float, float]]:
         """The recency tiers in force: none when off, or in auto mode with untrustworthy dates."""
@@ -661,6 +688,31 @@ class Engine:
             [c.chunk_id for c in chunks],
             stale,
         )
+
+    def read_document(self, ref: str) -> tuple[FileRow, str]:
+        """An indexed document and its current text, never from outside its root.
+
+        ``ref`` is a root-relative path, a doc id, or an absolute path inside a root. ``..``
+        is refused, and so is a file whose real path leads out of its root (a symbolic link).
+        Raises NotFound or Ambiguous (LookupError) and ValueError with a precise message.
+        """
+        norm = ref.replace("\\", "/")
+        if ".." in norm.split("/"):
+            raise ValueError(f"{ref!r}: '..' is not allowed; give a path inside a root")
+        if os.path.isabs(ref):
+            try:
+                file = self._resolve_file(ref)
+            except NotFound:
+                raise NotFound(f"{ref!r} is not a document inside the indexed roots") from None
+        else:
+            file = self._resolve_file(norm)
+        root_real = Path(os.path.realpath(file.root_path))
+        if not Path(os.path.realpath(Path(file.root_path) / file.path)).is_relative_to(root_real):
+            raise ValueError(f"{ref!r} leads outside its root (symbolic link); not readable")
+        text = self._read_document(file)
+        if text is None:
+            raise NotFound(f"cannot read {file.doc_id}: the file is gone or unreadable")
+        return file, text
 
     def _section_at(self, file: FileRow, line: int) -> GetResult:
         chunks = self.store.file_chunks(file.file_id)
@@ -767,11 +819,12 @@ class Engine:
             "total": total,
             "pending": total - embedded,
         }
-        groups = self.communities()
-        out["communities"] = {
-            "count": len(set(groups.values())),
-            "documents": len(groups),
-        }
+        if self._communities is not None:  # status never runs Louvain itself
+            groups = self._communities[2]
+            out["communities"] = {
+                "count": len(set(groups.values())),
+                "documents": len(groups),
+            }
         out["manifest"] = self.store.manifest()
         out["notices"] = list(self.notices)
         return out

@@ -129,18 +129,14 @@ class EvalRun:
         return out
 
 
-def run_eval(
+def eval_engine(
     folder: Path,
     index_dir: Path,
     *,
     split: str | None = None,
-    modes: Iterable[str] = ("keyword", "semantic", "hybrid"),
     flags: Mapping[str, Any] | None = None,
-    limit: int | None = None,
-    progress: Progress | None = None,
-    embed_progress: Progress | None = None,
-) -> EvalRun:
-    """Index a BEIR or vault dataset into ``index_dir`` (reused when it exists), run each mode.
+) -> tuple[Dataset, Engine]:
+    """The dataset and an engine over its index in ``index_dir`` (not indexed here).
 
     A BEIR corpus is written as Markdown under ``index_dir/corpus`` once, so a second run over
     the same folder finds the files unchanged and the vectors cached.
@@ -157,15 +153,31 @@ def run_eval(
         if not marker.exists():
             materialise_corpus(dataset.corpus_file, docs)
             marker.write_text(str(dataset.corpus_file), encoding="utf-8")
-    modes = list(modes)
     all_flags = {
         "index.dir": str(index_dir / "index"),
         "roots.corpus.path": str(docs),
         **(flags or {}),
     }
+    return dataset, open_engine(index_dir, flags=all_flags, environ={})
+
+
+def run_eval(
+    folder: Path,
+    index_dir: Path,
+    *,
+    split: str | None = None,
+    modes: Iterable[str] = ("keyword", "semantic", "hybrid"),
+    flags: Mapping[str, Any] | None = None,
+    limit: int | None = None,
+    progress: Progress | None = None,
+    embed_progress: Progress | None = None,
+) -> EvalRun:
+    """Index a BEIR or vault dataset into ``index_dir`` (reused when it exists), run each mode."""
+    modes = list(modes)
+    extra = dict(flags or {})
     if "semantic" not in modes and "hybrid" not in modes:
-        all_flags.setdefault("embedding.enabled", False)
-    engine = open_engine(index_dir, flags=all_flags, environ={})
+        extra.setdefault("embedding.enabled", False)
+    dataset, engine = eval_engine(folder, index_dir, split=split, flags=extra)
     try:
         report = engine.index(progress=progress, embed_progress=embed_progress)
         if report.embedding and report.embedding.get("error"):

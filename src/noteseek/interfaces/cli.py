@@ -689,17 +689,24 @@ def config_show(
 # -- live index: mcp and watch ----------------------------------------------------------------
 
 
-def _live_config() -> Any:
-    """The configuration for a long-running command (the index is opened by the service)."""
+def _load_live_config() -> Any:
+    """The configuration for a long-running command (the index is opened by the service).
+
+    Raises ConfigError with the problem.
+    """
     from noteseek.engine import open_engine
 
-    try:
-        engine = open_engine(Path.cwd(), State.config_file, State.flags)
-    except ConfigError as exc:
-        raise _fail(str(exc), EXIT_USAGE) from None
+    engine = open_engine(Path.cwd(), State.config_file, State.flags)
     config = engine.config
     engine.close()
     return config
+
+
+def _live_config() -> Any:
+    try:
+        return _load_live_config()
+    except ConfigError as exc:
+        raise _fail(str(exc), EXIT_USAGE) from None
 
 
 def _log_to_stderr(level: int) -> None:
@@ -728,19 +735,13 @@ def mcp_command(
     if config is not None:
         State.config_file = config
 
-    from noteseek.config import ConfigError
     from noteseek.interfaces.mcp import run_stdio
 
     def load() -> Any:
-        from noteseek.engine import open_engine
-
         try:
-            engine = open_engine(Path.cwd(), State.config_file, State.flags)
+            return _load_live_config()
         except ConfigError as exc:
             raise ConfigError(f"configuration: {exc}") from None
-        config = engine.config
-        engine.close()
-        return config
 
     _log_to_stderr(logging.INFO)
     run_stdio(load, watch=watch)

@@ -297,18 +297,20 @@ class NoteseekTools:
     # -- dispatch ---------------------------------------------------------------------------
 
     def call(self, name: str, arguments: dict[str, Any] | None) -> dict[str, Any]:
-        from noteseek.engine import NotFound
+        return self.run(name, parse_arguments(name, arguments))
+
+    def run(self, name: str, params: _Params) -> dict[str, Any]:
+        """Serve a call whose arguments ``parse_arguments`` already validated."""
         from noteseek.indexing.service import NotWriter
 
-        params = parse_arguments(name, arguments)
         with self._lock:
             try:
                 handler: Callable[[Any], dict[str, Any]] = getattr(self, self.specs[name].handler)
                 return handler(params)
             except ToolError:
                 raise
-            except (NotFound, NotWriter) as exc:
-                raise ToolError(str(exc)) from None
+            except (LookupError, NotWriter) as exc:  # NotFound, Ambiguous
+                raise ToolError(str(exc.args[0] if exc.args else exc)) from None
             except ValueError as exc:  # the engine's precise messages for bad arguments
                 raise ToolError(str(exc)) from None
 
@@ -401,13 +403,8 @@ class NoteseekTools:
     def _get_document(self, p: GetDocument) -> dict[str, Any]:
         if not self.engine.index_exists:
             raise ToolError("the index is still being built; try again shortly")
-        file, disk = self._document_file(p.path)
-        try:
-            raw = disk.read_bytes()
-        except OSError as exc:
-            raise ToolError(f"cannot read {file.doc_id}: {exc.strerror or exc}") from None
-        text = raw.decode("utf-8", errors="replace").lstrip("\ufeff")
-        lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+        file, text = self.engine.read_document(p.path)
+        lines = text.split("\n")
         if text.endswith("\n"):
             lines.pop()
         total = len(lines)
@@ -429,39 +426,6 @@ class NoteseekTools:
             "truncated": truncated,
             "content": content[:MAX_PAYLOAD_CHARS],
         }
-
-    def _document_file(self, ref: str) -> tuple[Any, Path]:
-        """The indexed file ``ref`` names and its path on disk, inside its root."""
-        norm = ref.replace("\\", "/")
-        if ".." in norm.split("/"):
-            raise ToolError(f"{ref!r}: '..' is not allowed; give a path inside a root")
-        roots = {name: Path(path) for name, path in self.engine.store.roots().items()}
-        candidates = []
-        if os.path.isabs(ref):
-            real = Path(os.path.realpath(ref))
-            for name, root in roots.items():
-                try:
-                    rel = real.relative_to(Path(os.path.realpath(root)))
-                except ValueError:
-                    continue
-                candidates = self.engine.store.find_files(rel.as_posix(), root=name)
-                if candidates:
-                    break
-            if not candidates:
-                raise ToolError(f"{ref!r} is not a document inside the indexed roots")
-        else:
-            candidates = self.engine.store.find_files(norm.lstrip("/"))
-        if not candidates:
-            raise ToolError(f"no indexed document at {ref!r}")
-        if len(candidates) > 1:
-            ids = ", ".join(c.doc_id for c in candidates)
-            raise ToolError(f"{ref!r} is in several roots: {ids}; give one of these doc ids")
-        file = candidates[0]
-        root_real = Path(os.path.realpath(file.root_path))
-        disk = Path(os.path.realpath(Path(file.root_path) / file.path))
-        if not disk.is_relative_to(root_real):
-            raise ToolError(f"{ref!r} leads outside its root (symbolic link); not readable")
-        return file, disk
 
     def _status(self, _p: IndexStatus) -> dict[str, Any]:
         status = self.engine.status()
@@ -637,8 +601,8 @@ class LiveTools:
         return self.tools
 
     def call(self, name: str, arguments: dict[str, Any] | None) -> dict[str, Any]:
-        parse_arguments(name, arguments)  # bad arguments fail fast, even while opening
-        return self.get().call(name, arguments)
+        params = parse_arguments(name, arguments)  # bad arguments fail fast, even while opening
+        return self.get().run(name, params)
 
     def shutdown(self) -> None:
         self._ready.wait(30)
