@@ -8,7 +8,8 @@ new version of a note atomically (temporary file renamed over it) and polls ever
 keyword freshness is until a query for a word that only the new text holds returns the note;
 semantic freshness is until a semantic-only query, phrased without that word, returns it in
 the top 5. Either counts only when the returned section holds the new text (the note's older
-version does not count). Target (issue 5): keyword <= 1.5 s, semantic <= 3 s.
+version does not count). At the end it prints the server process's RSS (psutil).
+Target (issue 5): keyword <= 1.5 s, semantic <= 3 s.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import time
 from pathlib import Path
 
 import anyio
+import psutil
 from mcp import Client, StdioServerParameters
 
 REPO = Path(__file__).resolve().parent.parent
@@ -129,6 +131,9 @@ async def run(rounds: int, folder: Path) -> tuple[list[float], list[float]]:
             keyword.append(found_k)
             semantic.append(found_s)
             print(f"{word:11s} keyword {found_k * 1000:6.0f} ms  semantic {found_s * 1000:6.0f} ms")
+        status = (await client.call_tool("index_status", {})).structured_content
+        rss = psutil.Process(status["service"]["pid"]).memory_info().rss / 1e6
+        print(f"server (writer) RSS after the rounds: {rss:.0f} MB")
     return keyword, semantic
 
 
