@@ -122,6 +122,8 @@ class IndexService:
         deadline = time.monotonic() + timeout
         for thread in self._threads:
             thread.join(max(0.0, deadline - time.monotonic()))
+        if self.watcher is not None:  # the worker may have started it while we stopped
+            self.watcher.stop()
         self.lock.release()
         self.role = "stopped"
 

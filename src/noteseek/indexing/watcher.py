@@ -76,19 +76,24 @@ class Watcher:
         self.state = WatcherState()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._lifecycle = threading.Lock()
 
     def start(self) -> None:
-        if self._thread is not None:
-            return
-        self._stop.clear()
-        self._thread = threading.Thread(target=self._run, name="noteseek-watcher", daemon=True)
-        self._thread.start()
+        # Under the lock, so a stop() from another thread sees no thread, or a started one.
+        with self._lifecycle:
+            if self._thread is not None:
+                return
+            self._stop.clear()
+            thread = threading.Thread(target=self._run, name="noteseek-watcher", daemon=True)
+            thread.start()
+            self._thread = thread
 
     def stop(self, timeout: float = 5.0) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout)
-            self._thread = None
+        with self._lifecycle:
+            self._stop.set()
+            thread, self._thread = self._thread, None
+        if thread is not None:
+            thread.join(timeout)
         self.state.running = False
 
     # -- the loop --------------------------------------------------------------------------
