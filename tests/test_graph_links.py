@@ -204,3 +204,33 @@ def test_communities_and_the_community_boost(tmp_path: Path) -> None:
     with engine_for(folder, **{"search.community_boost": 1.0}) as engine:
         off = engine.search("zebra", top_k=9, mode="keyword", explain=True)
     assert all("community_factor" not in h.explain["fusion"] for h in off.hits)
+
+
+def test_frontmatter_relations_are_typed_links(tmp_path: Path) -> None:
+    notes = tmp_path / "notes"
+    write(
+        notes / "design.md",
+        "---\ntitle: Cache design\nrelated: ['[[Eviction]]', '[[Nowhere yet]]']\n"
+        "up: [[Architecture]]\nimplements: eviction\ntested_by: cache tests\n"
+        "homepage: https://example.org/x\nstatus: draft\n---\n# Cache design\n\nBody.\n",
+    )
+    write(notes / "eviction.md", "# Eviction\n\nLRU.\n")
+    write(notes / "architecture.md", "# Architecture\n\nOverview.\n")
+    write(notes / "cache tests.md", "# Cache tests\n\nChecks.\n")
+    engine = engine_for(project(tmp_path, {"notes": notes}))
+    engine.index()
+    out = engine.links("design.md")
+    got = {(o["doc_id"] or "?" + o["placeholder"], o["type"], o["line"]) for o in out["outgoing"]}
+    assert got == {
+        ("notes/eviction.md", "related", 3),
+        ("?nowhere yet", "related", 3),
+        ("notes/architecture.md", "links_to", 4),
+        ("notes/eviction.md", "implements", 5),
+        ("notes/cache tests.md", "tests", 6),
+    }
+    # status: draft and the URL are values, not notes; the backlink side sees the relation.
+    assert [b["doc_id"] for b in engine.links("eviction.md")["backlinks"]] == [
+        "notes/design.md",
+        "notes/design.md",
+    ]
+    engine.close()

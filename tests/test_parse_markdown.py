@@ -569,3 +569,21 @@ def test_parsing_never_raises_and_keeps_its_invariants(text: str) -> None:
 def test_parsing_arbitrary_unicode_never_raises(text: str) -> None:
     doc = parse_markdown(text, "x.md")
     assert doc.title
+
+
+class TestFrontmatterLinks:
+    def test_wikilinks_in_any_property_and_names_under_relation_keys(self) -> None:
+        doc = parse(
+            "---\naliases: ['[[Not a link]]']\nsource: '[[Paper#Results|the paper]]'\n"
+            "see-also:\n  - Other note\n  - https://example.org\n  - '42'\n"
+            "up: [[Parent]]\nnotes: plain words\n---\n# T\n\nSee [[Body link]].\n"
+        )
+        assert link_tuples(doc) == [
+            ("property", "Paper", "Results", "source", 3),
+            ("property", "Other note", None, "see-also", 4),
+            ("property", "Parent", None, "up", 8),
+            ("wikilink", "Body link", None, None, 13),
+        ]
+
+    def test_no_frontmatter_no_property_links(self) -> None:
+        assert [lk.kind for lk in parse("# T\n\nrelated: [[X]]\n").links] == ["wikilink"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-LinkKind = Literal["wikilink", "embed", "markdown"]
+LinkKind = Literal["wikilink", "embed", "markdown", "property"]
 BlockKind = Literal["heading", "paragraph", "code", "list", "table", "quote", "html", "other"]
 
 
@@ -24,7 +24,8 @@ class Link:
     anchor: str | None = None
     """Heading (``H`` in ``[[Note#H]]``) or block reference (``^id``), without the ``#``."""
     display: str | None = None
-    """The shown text (``shown`` in ``[[Note|shown]]`` or ``[shown](note.md)``)."""
+    """The shown text (``shown`` in ``[[Note|shown]]`` or ``[shown](note.md)``); for a
+    ``property`` link, the frontmatter key it was written under."""
 
 
 @dataclass(slots=True)

@@ -14,6 +14,8 @@ Resolution (case-insensitive throughout):
 * Dendron's ``dendron://vault/`` prefix is dropped.
 * ``[[a|b]]`` is read Obsidian's way (target ``a``, label ``b``); when ``a`` resolves to
   nothing and ``b`` does, Dendron's way (label first) is taken.
+* A frontmatter property link (``related: "[[Note]]"``, ``up: parent-note``; see
+  ``noteseek.parse.markdown.frontmatter_links``) is resolved as a wikilink.
 * A target that resolves to nothing becomes a placeholder node named by the folded target, so
   a note written later under that name links up on the next build without re-indexing.
 
@@ -27,7 +29,10 @@ Edge types (the first rule that applies):
 * ``links_to``: every other link.
 
 "Under a heading" means any heading on the path to the link's section, so a link in
-``## See also > ### Papers`` is ``related``.
+``## See also > ### Papers`` is ``related``. A frontmatter property link is typed as if it sat
+under a heading named by its key (``_`` and ``-`` read as spaces): ``related``/``see_also``
+give ``related``, ``implements`` gives ``implements``, ``tests``/``tested_by`` give ``tests``,
+any other key (``up``, ``parent``...) gives ``links_to``.
 """
 
 from __future__ import annotations
@@ -48,9 +53,9 @@ _TEST_FILE_RE = re.compile(
 # Dendron's cross-vault links: [[label|dendron://vault-name/note.name]].
 _DENDRON_VAULT_RE = re.compile(r"^dendron://[^/]+/")
 _HEADING_TYPES: tuple[tuple[re.Pattern[str], EdgeType], ...] = (
-    (re.compile(r"^(tests?|testing)$", re.I), "tests"),
-    (re.compile(r"^implementations?$", re.I), "implements"),
-    (re.compile(r"^(see also|related|related notes)$", re.I), "related"),
+    (re.compile(r"^(tests?|testing|tested by)$", re.I), "tests"),
+    (re.compile(r"^(implementations?|implements)$", re.I), "implements"),
+    (re.compile(r"^(see ?also|related|related notes)$", re.I), "related"),
 )
 
 
@@ -196,6 +201,14 @@ def edge_type(source_path: str, kind: str, headings: Sequence[str]) -> EdgeType:
     return "links_to"
 
 
+def _section_of(link: RawLink) -> Sequence[str]:
+    """Where a link sits for typing: its heading path, or for a frontmatter property link the
+    property's name (``related:`` types like a "Related" heading)."""
+    if link.kind == "property" and link.display:
+        return (" ".join(link.display.replace("_", " ").replace("-", " ").split()),)
+    return link.headings
+
+
 @dataclass
 class LinkGraph:
     """Documents and typed edges; placeholders for targets that do not exist yet."""
@@ -214,7 +227,7 @@ class LinkGraph:
             if source is None:
                 continue
             target = resolver.resolve(link.source, link.target, link.kind)
-            if target is None and link.display and link.kind != "markdown":
+            if target is None and link.display and link.kind in ("wikilink", "embed"):
                 target = resolver.resolve(link.source, link.display, link.kind)
             if target is None and not placeholder(link.target)[1:]:
                 continue  # [[#Heading]]: a link inside the same note
@@ -223,7 +236,7 @@ class LinkGraph:
             edge = Edge(
                 link.source,
                 target if target is not None else placeholder(link.target),
-                edge_type(source.path, link.kind, link.headings),
+                edge_type(source.path, link.kind, _section_of(link)),
                 link.line,
                 link.anchor,
             )

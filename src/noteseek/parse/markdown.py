@@ -18,7 +18,7 @@ import datetime as dt
 import math
 import re
 from bisect import bisect_left
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 from urllib.parse import unquote
 
@@ -46,7 +46,7 @@ __all__ = ["PARSER_NAME", "PARSER_VERSION", "parse_markdown"]
 PARSER_NAME = "markdown"
 # The markdown-it version is part of ours: a tokenizer upgrade can move block boundaries, and
 # the index manifest compares this string to decide whether a rebuild is needed.
-PARSER_VERSION = f"1+markdown-it-py.{markdown_it.__version__}"
+PARSER_VERSION = f"2+markdown-it-py.{markdown_it.__version__}"
 
 _YAML_LOADER: type[yaml.CSafeLoader] | type[yaml.SafeLoader]
 try:
@@ -329,6 +329,102 @@ def _frontmatter_tags(frontmatter: dict[str, Any]) -> list[str]:
 def _clean_tag(tag: str) -> str | None:
     tag = tag.strip("/")
     return tag if tag and _TAG_WORD_RE.search(tag) else None
+
+
+def frontmatter_links(frontmatter: dict[str, Any], source: str) -> list[Link]:
+    """Links written as frontmatter properties (kind ``property``, ``display`` = the key).
+
+    * Any string value holding wikilinks (``related: "[[Note]]"``, as Obsidian properties
+      write them) links to each of them, under every key but aliases, tags and title.
+    * Under a relation key (``related``, ``see_also``, ``up``, ``parent``, ``implements``,
+      ``tests``... see ``RELATION_KEYS``) a plain note name counts too (``related: [a, b]``),
+      and so does YAML's reading of an unquoted ``up: [[Note]]`` (a list inside a list).
+    The line is the key's line in the file.
+    """
+    out: list[Link] = []
+    key_lines = _frontmatter_key_lines(source)
+    for key, value in frontmatter.items():
+        folded = " ".join(key.lower().replace("_", " ").replace("-", " ").split())
+        if folded in _NOT_RELATION_KEYS:
+            continue
+        relation = folded in RELATION_KEYS
+        line = key_lines.get(key, 1)
+        for text, nested in _property_strings(value):
+            found = [m.group(2) for m in _ROUGH_WIKILINK_RE.finditer(text)]
+            if found:
+                for inner in found:
+                    parts = _split_wikilink(inner)
+                    if parts is not None and parts[0]:
+                        out.append(Link(parts[0], "property", line, parts[1], key))
+            elif (relation or nested) and _looks_like_note_name(text):
+                target, _, anchor = text.strip().partition("#")
+                out.append(Link(target.strip(), "property", line, anchor.strip() or None, key))
+    return out
+
+
+RELATION_KEYS = frozenset(
+    {
+        "related",
+        "related notes",
+        "see also",
+        "seealso",
+        "links",
+        "up",
+        "down",
+        "parent",
+        "parents",
+        "child",
+        "children",
+        "next",
+        "prev",
+        "previous",
+        "source",
+        "sources",
+        "implements",
+        "implementation",
+        "tests",
+        "tested by",
+    }
+)
+"""Frontmatter keys (folded: lower case, ``_`` and ``-`` as spaces) whose plain values are
+note names."""
+_NOT_RELATION_KEYS = frozenset({"aliases", "alias", "tags", "tag", "title", "cssclasses"})
+_FRONTMATTER_KEY_RE = re.compile(r"^(['\"]?)([^\s:#'\"][^:]*?)\1\s*:")
+
+
+def _frontmatter_key_lines(source: str) -> dict[str, int]:
+    """Top-level key -> its line in the file (the YAML starts on line 2)."""
+    lines: dict[str, int] = {}
+    for number, text in enumerate(source.split("\n"), start=2):
+        m = _FRONTMATTER_KEY_RE.match(text)
+        if m:
+            lines.setdefault(m.group(2).strip(), number)
+    return lines
+
+
+def _property_strings(value: Any, depth: int = 0) -> Iterator[tuple[str, bool]]:
+    """The strings inside a property value, each with whether it sat in a list in a list."""
+    if isinstance(value, str):
+        yield value, False
+    elif isinstance(value, list) and depth < 3:
+        for item in value:
+            if isinstance(item, list) and len(item) == 1 and isinstance(item[0], str):
+                yield item[0], True  # up: [[Note]] unquoted is [["Note"]] to YAML
+            else:
+                yield from _property_strings(item, depth + 1)
+    elif isinstance(value, dict) and depth < 3:
+        for item in value.values():
+            yield from _property_strings(item, depth + 1)
+
+
+def _looks_like_note_name(text: str) -> bool:
+    text = text.strip()
+    return (
+        0 < len(text) <= 200
+        and "\n" not in text
+        and not _SCHEME_RE.match(text)
+        and _TAG_WORD_RE.search(text) is not None
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -665,9 +761,10 @@ def _parse(text: str, path: str) -> ParsedDocument:
     warnings: list[str] = []
     frontmatter: dict[str, Any] = {}
     body_start = 0
+    fm_source = ""
     if frontmatter_block is not None:
-        body_start, source = frontmatter_block
-        frontmatter = _load_frontmatter(source, warnings)
+        body_start, fm_source = frontmatter_block
+        frontmatter = _load_frontmatter(fm_source, warnings)
 
     sections = _build_sections(_build_blocks(raw_blocks, lines, body_start))
 
@@ -691,7 +788,7 @@ def _parse(text: str, path: str) -> ParsedDocument:
         frontmatter=frontmatter,
         aliases=_aliases(frontmatter),
         tags=_dedupe_tags([*_frontmatter_tags(frontmatter), *scanner.tags]),
-        links=scanner.links,
+        links=[*frontmatter_links(frontmatter, fm_source), *scanner.links],
         warnings=[*warnings, *scanner.warnings],
         body_start_line=body_start + 1,
     )
