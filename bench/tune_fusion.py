@@ -25,6 +25,7 @@ permutation p-value against ``rrf``.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -35,6 +36,7 @@ import numpy as np
 from noteseek.eval.datasets import Dataset
 from noteseek.eval.runner import eval_engine, paired_permutation_p, score_ranking
 from noteseek.graph.communities import communities
+from noteseek.graph.ppr import WalkGraph
 from noteseek.search import keyword
 from noteseek.search.fusion import rrf
 from noteseek.search.query import parse_query, semantic_text
@@ -47,6 +49,7 @@ Lanes = dict[str, list[tuple[int, float]]]
 
 Neighbours = dict[str, set[str]]
 COMMUNITIES: dict[str, dict[str, int]] = {}
+GRAPHS: dict[str, WalkGraph] = {}
 
 
 def collect(
@@ -73,6 +76,11 @@ def collect(
         for doc_id, doc in graph.docs.items()
     }
     COMMUNITIES[name] = {graph.docs[d].path: c for d, c in communities(graph).items()}
+    GRAPHS[name] = WalkGraph.build(
+        (graph.docs[e.source].path, graph.docs[e.target].path)
+        for e in graph.edges
+        if e.resolved and e.source in graph.docs and e.target in graph.docs
+    )
     engine.close()
     return ds, per_query, paths, neighbours
 
@@ -134,6 +142,55 @@ def with_graph(docs: list[str], neighbours: Neighbours, seeds: int, weight: floa
     return sorted(fused, key=lambda d: -fused[d])
 
 
+def ppr_lane(docs: list[str], graph: WalkGraph, seeds: int, weight: float) -> list[str]:
+    """Add a personalised-PageRank lane: walks restarting at the top ``seeds`` documents
+    (restart mass 1/rank) over the undirected link graph, alpha 0.85; the 100 most visited
+    documents fused with the document ranking by RRF (k 10, weight ``weight``)."""
+    start = {d: 1.0 / r for r, d in enumerate(docs[:seeds], start=1)}
+    pr = graph.personalised(start) if weight > 0 else {}
+    if not pr:
+        return docs
+    ranked = sorted(pr, key=lambda d: -pr[d])[:100]
+    fused: dict[str, float] = {}
+    for rank, doc in enumerate(docs, start=1):
+        fused[doc] = fused.get(doc, 0.0) + 1.0 / (10 + rank)
+    for rank, doc in enumerate(ranked, start=1):
+        fused[doc] = fused.get(doc, 0.0) + weight / (10 + rank)
+    return sorted(fused, key=lambda d: -fused[d])
+
+
+_IDENT_RE = re.compile(r"[a-z][A-Z]|\w_\w|\w\.\w|::|\w\(\)|--\w|`")
+
+
+def query_type(text: str) -> str:
+    """identifier (camelCase, snake_case, dotted, code), quoted (a "phrase"), short (at most
+    3 words), or question (everything else)."""
+    if '"' in text:
+        return "quoted"
+    if _IDENT_RE.search(text):
+        return "identifier"
+    if len(text.split()) <= 3:
+        return "short"
+    return "question"
+
+
+def by_query_type(
+    ds: Dataset,
+    per_query: dict[str, Lanes],
+    paths: dict[int, str],
+    weights_for: dict[str, dict[str, float]],
+) -> dict[str, list[str]]:
+    """Per query: RRF with the lane weights of its type (the shipped ones when not given)."""
+    out: dict[str, list[str]] = {}
+    for qid, lanes in per_query.items():
+        weights = weights_for.get(query_type(ds.queries[qid]), {"keyword": 1.0, "semantic": 1.5})
+        seen: dict[str, None] = {}
+        for item in rrf(lanes, weights, 10.0):
+            seen.setdefault(paths[item.rowid], None)
+        out[qid] = list(seen)
+    return out
+
+
 def community_boost(
     per_query: dict[str, Lanes],
     paths: dict[int, str],
@@ -184,6 +241,7 @@ def score(
     seeds: int = 0,
     weight: float = 0.0,
     ranked_docs: dict[str, list[str]] | None = None,
+    rerank_docs: Callable[[list[str]], list[str]] | None = None,
 ) -> dict[str, Any]:
     per: dict[str, float] = {}
     totals = {"ndcg@10": 0.0, "recall@10": 0.0, "mrr@10": 0.0}
@@ -195,6 +253,8 @@ def score(
             for rowid in fuse(lanes):
                 seen.setdefault(paths[rowid], None)
             ranked = with_graph(list(seen), neighbours or {}, seeds, weight)
+            if rerank_docs is not None:
+                ranked = rerank_docs(ranked)
         m = score_ranking([ds.doc_id_of(p) for p in ranked], ds.qrels.get(qid, {}))
         per[qid] = m["ndcg@10"]
         for key in totals:
@@ -251,6 +311,29 @@ def main() -> int:
                 results[name][f"rrf + graph seeds {seeds} w {weight}"] = score(
                     ds, per_query, paths, base, neighbours, seeds, weight
                 )
+        for seeds in (3, 5):
+            for weight in (0.1, 0.25, 0.5):
+                results[name][f"rrf + ppr seeds {seeds} w {weight}"] = score(
+                    ds,
+                    per_query,
+                    paths,
+                    base,
+                    rerank_docs=lambda d, s=seeds, w=weight, n=name: ppr_lane(d, GRAPHS[n], s, w),
+                )
+        types = [query_type(q) for q in ds.queries.values()]
+        print(name, {t: types.count(t) for t in sorted(set(types))}, file=sys.stderr)
+        heavy = {"keyword": 1.5, "semantic": 1.0}
+        even = {"keyword": 1.0, "semantic": 1.0}
+        for label, table in (
+            ("identifier+quoted 1.5:1", {"identifier": heavy, "quoted": heavy}),
+            ("identifier+quoted 1:1", {"identifier": even, "quoted": even}),
+            ("short 1.5:1", {"short": heavy}),
+            ("ident+quoted+short 1.5:1", {"identifier": heavy, "quoted": heavy, "short": heavy}),
+        ):
+            ranked = by_query_type(ds, per_query, paths, table)
+            results[name][f"rrf, by query type: {label}"] = score(
+                ds, per_query, paths, base, ranked_docs=ranked
+            )
     names = list(results)
     print("| variant | " + " | ".join(f"{n} nDCG@10 (p vs rrf)" for n in names) + " | mean |")
     print("|---|" + "---|" * (len(names) + 1))

@@ -213,6 +213,25 @@ def test_dedupe_and_per_document_limit(tmp_path: Path) -> None:
     assert sorted(h.path for h in limited) == ["a.md", "b.md", "copy-of-a.md"]
 
 
+def test_near_duplicates_are_dropped_by_shingle_overlap(tmp_path: Path) -> None:
+    notes = tmp_path / "notes"
+    body = "Install the walrus toolkit, then run walrus init in the project folder and check "
+    write(notes / "a.md", "# A\n\n" + body + "the log.\n")
+    write(notes / "edited.md", "# Edited\n\n" + body + "the output.\n")  # an edited copy
+    write(notes / "b.md", "# B\n\nThe walrus manual, chapter one: walrus basics.\n")
+    folder = project(tmp_path, {"notes": notes})
+    with engine_for(folder) as engine:
+        engine.index()
+        plain = paths(engine.search("walrus toolkit", top_k=10, mode="keyword").hits)
+    assert {"a.md", "edited.md", "b.md"} <= set(plain)
+    with engine_for(folder, **{"search.near_duplicate": 0.7}) as engine:
+        kept = paths(engine.search("walrus toolkit", top_k=10, mode="keyword").hits)
+    assert ("a.md" in kept) != ("edited.md" in kept) and "b.md" in kept
+    with engine_for(folder, **{"search.near_duplicate": 0.95}) as engine:
+        loose = paths(engine.search("walrus toolkit", top_k=10, mode="keyword").hits)
+    assert sorted(loose) == sorted(plain)  # not similar enough at 0.95
+
+
 def test_expansion_grows_a_result_to_its_section_then_its_neighbours(tmp_path: Path) -> None:
     notes = tmp_path / "notes"
     paragraphs = [

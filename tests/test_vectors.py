@@ -206,3 +206,35 @@ def test_mmr_moves_a_near_copy_below_a_different_result(notes_engine: Engine) ->
     assert [f.score for f in order] == [0.9, 0.85, 0.8, 0.1]  # scores stay positional
     plain = mmr([Fused(f.rowid, f.fused, f.score) for f in fused], index, 1.0, 3)
     assert [f.rowid for f in plain] == [a, b, c, 999999]
+
+
+def test_semantic_duplicates_are_dropped_by_cosine(notes_engine: Engine) -> None:
+    from noteseek.search.fusion import Fused
+    from noteseek.search.pipeline import diversify
+
+    store = notes_engine.store
+    keyed = [key for key, _ in store.pending_embeddings(MODEL)[:3]]
+    a_vec = np.zeros(DIM, dtype=np.float32)
+    a_vec[0] = 1.0
+    near = np.zeros(DIM, dtype=np.float32)
+    near[0], near[1] = 0.96, 0.28  # cosine 0.96 to a_vec
+    far = np.zeros(DIM, dtype=np.float32)
+    far[2] = 1.0
+    store.put_vectors(
+        MODEL, [(k, v.tobytes()) for k, v in zip(keyed, (a_vec, near, far), strict=True)]
+    )
+    index = VectorIndex(store, MODEL, DIM)
+    by_key = {}
+    for rowid, key in store.vector_chunk_keys(MODEL):
+        by_key.setdefault(key, rowid)
+    a, b, c = (by_key[k] for k in keyed)
+    fused = [Fused(a, 0.9, 0.9), Fused(b, 0.85, 0.85), Fused(c, 0.8, 0.8)]
+    settings = notes_engine.settings.search
+
+    def kept(threshold: float) -> list[int]:
+        chosen = settings.model_copy(update={"semantic_duplicate": threshold})
+        return [f.rowid for f in diversify(store, list(fused), 10, chosen, index)]
+
+    assert kept(0.95) == [a, c]  # b says what a says
+    assert kept(0.97) == [a, b, c]
+    assert kept(0.0) == [a, b, c]  # off

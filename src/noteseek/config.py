@@ -284,6 +284,20 @@ class SearchSettings(_Section):
         "note, a template) only once. Off by default: it measured slightly worse on the "
         "known-item sets, where the copy can be the note sought (docs/evaluation.md).",
     )
+    near_duplicate: float = Field(
+        default=0.0,
+        ge=0.0,
+        le=1.0,
+        description="Drop a section whose word 3-grams overlap a better-ranked one's by at least "
+        "this Jaccard similarity (an edited copy); 0 = off.",
+    )
+    semantic_duplicate: float = Field(
+        default=0.0,
+        ge=0.0,
+        le=1.0,
+        description="Drop a section whose embedding has at least this cosine to a better-ranked "
+        "one's (the same thing said again); 0 = off. Needs embeddings.",
+    )
     max_per_document: int = Field(
         default=0,
         ge=0,

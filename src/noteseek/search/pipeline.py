@@ -20,6 +20,7 @@ from noteseek.analysis import Analyzer
 from noteseek.chunking import embedding_input
 from noteseek.config import SearchSettings
 from noteseek.search import keyword, recency
+from noteseek.search.compress import jaccard, shingles
 from noteseek.search.expand import expand
 from noteseek.search.fusion import Fused, best_score, rescore, rrf
 from noteseek.search.query import parse_query, semantic_text
@@ -128,9 +129,9 @@ def run(
         started = time.perf_counter()
         fused = rerank(store, reranker, text, fused, rerank_top)
         timings["rerank_ms"] = _ms(started)
-    if settings.dedupe or settings.max_per_document:
+    if _diversifying(settings):
         started = time.perf_counter()
-        fused = diversify(store, fused, k, settings.dedupe, settings.max_per_document)
+        fused = diversify(store, fused, k, settings, vectors.index if vectors else None)
         timings["diversify_ms"] = _ms(started)
     started = time.perf_counter()
     hits = _hits(
@@ -153,30 +154,64 @@ def run(
     )
 
 
+def _diversifying(settings: SearchSettings) -> bool:
+    return bool(
+        settings.dedupe
+        or settings.near_duplicate
+        or settings.semantic_duplicate
+        or settings.max_per_document
+    )
+
+
 def diversify(
-    store: SQLiteStore, fused: list[Fused], k: int, dedupe: bool, per_document: int
+    store: SQLiteStore,
+    fused: list[Fused],
+    k: int,
+    settings: SearchSettings,
+    vectors: VectorIndex | None = None,
 ) -> list[Fused]:
-    """The first ``k`` results without exact duplicates (same section text as a better one)
-    and with at most ``per_document`` sections per document (0: no limit)."""
+    """The first ``k`` results without duplicates of a better-ranked result and with at most
+    ``max_per_document`` sections per document (0: no limit).
+
+    A duplicate is, by the switches on: the same section text (``dedupe``, content hash), word
+    3-grams overlapping by ``near_duplicate`` Jaccard or more, or embeddings at
+    ``semantic_duplicate`` cosine or more (results without a vector are never semantic
+    duplicates). Results are looked at in windows, so a long list costs only what is kept.
+    """
+    near, semantic, per_document = (
+        settings.near_duplicate,
+        settings.semantic_duplicate if vectors is not None else 0.0,
+        settings.max_per_document,
+    )
     out: list[Fused] = []
     seen_text: set[str] = set()
+    kept_grams: list[frozenset[tuple[str, ...]]] = []
+    kept_vecs: list[npt.NDArray[np.float32]] = []
     per_doc: dict[int, int] = {}
     step = max(k * 2, 50)
     for start in range(0, len(fused), step):
         window = fused[start : start + step]
         rows = {row.rowid: row for row in store.chunk_rows([f.rowid for f in window])}
+        vecs = vectors.vectors_for(list(rows)) if semantic and vectors is not None else {}
         for item in window:
             row = rows.get(item.rowid)
             if row is None:
                 continue
-            if dedupe:
-                if row.content_hash in seen_text:
-                    continue
-                seen_text.add(row.content_hash)
-            if per_document:
-                if per_doc.get(row.file_id, 0) >= per_document:
-                    continue
-                per_doc[row.file_id] = per_doc.get(row.file_id, 0) + 1
+            if settings.dedupe and row.content_hash in seen_text:
+                continue
+            if per_document and per_doc.get(row.file_id, 0) >= per_document:
+                continue
+            grams = shingles(row.text) if near else frozenset()
+            if near and any(jaccard(grams, other) >= near for other in kept_grams):
+                continue
+            vec = vecs.get(item.rowid)
+            if vec is not None and any(float(vec @ other) >= semantic for other in kept_vecs):
+                continue
+            seen_text.add(row.content_hash)
+            kept_grams.append(grams)
+            if vec is not None:
+                kept_vecs.append(vec)
+            per_doc[row.file_id] = per_doc.get(row.file_id, 0) + 1
             out.append(item)
             if len(out) >= k:
                 return out
