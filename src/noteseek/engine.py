@@ -26,6 +26,7 @@ from noteseek.config import (
     default_index_dir,
     load_settings,
 )
+from noteseek.derived import Derived
 from noteseek.embed.base import Embedder, EmbeddingError
 from noteseek.embed.factory import configured_model_id, create_embedder
 from noteseek.graph.links import DocInfo, Edge, LinkGraph, RawLink
@@ -133,10 +134,12 @@ class Engine:
         self._graph: tuple[tuple[int, int], LinkGraph] | None = None
         self._cross_encoder: Any = None
         self._dates_trusted: tuple[tuple[int, int], bool] | None = None
-        self._communities: tuple[tuple[int, int], float, dict[str, int], dict[int, int]] | None = (
-            None
+        self._communities: Derived[tuple[dict[str, int], dict[int, int]]] = Derived(
+            "communities",
+            self._compute_communities,
+            lambda: self.store.change_token(),
+            COMMUNITY_THROTTLE,
         )
-        self._community_refresh: threading.Thread | None = None
         self.notices: list[str] = []
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -547,47 +550,19 @@ class Engine:
         thread, at most once a minute, and the previous communities answer meanwhile: a burst
         of edits does not run Louvain once per edit, and no query waits for a recomputation.
         """
-        return dict(self._community_cache()[2])
+        communities = self._communities.get()
+        return dict(communities[0]) if communities else {}
 
     def _file_communities(self) -> dict[int, int]:
-        return self._community_cache()[3]
+        communities = self._communities.get()
+        return communities[1] if communities else {}
 
-    def _community_cache(
-        self,
-    ) -> tuple[tuple[int, int], float, dict[str, int], dict[int, int]]:
-        cached = self._communities
-        if cached is None:
-            cached = self._communities = self._compute_communities()
-            return cached
-        token = self.store.change_token()
-        refreshing = self._community_refresh is not None and self._community_refresh.is_alive()
-        if (
-            cached[0] != token
-            and time.monotonic() - cached[1] >= COMMUNITY_THROTTLE
-            and not refreshing
-        ):
-            self._community_refresh = threading.Thread(
-                target=self._refresh_communities, name="noteseek-communities", daemon=True
-            )
-            self._community_refresh.start()
-        return cached
-
-    def _refresh_communities(self) -> None:
-        # If the store closed under us, or similar, the previous answer stays.
-        with contextlib.suppress(Exception):
-            self._communities = self._compute_communities()
-
-    def _compute_communities(
-        self,
-    ) -> tuple[tuple[int, int], float, dict[str, int], dict[int, int]]:
+    def _compute_communities(self) -> tuple[dict[str, int], dict[int, int]]:
         from noteseek.graph.communities import communities
 
-        token = self.store.change_token()
-        graph = self.link_graph()
-        by_doc = communities(graph)
+        by_doc = communities(self.link_graph())
         ids = {f.doc_id: f.file_id for f in self.store.iter_files()}
-        by_file = {ids[d]: c for d, c in by_doc.items() if d in ids}
-        return (token, time.monotonic(), by_doc, by_file)
+        return by_doc, {ids[d]: c for d, c in by_doc.items() if d in ids}
 
     def _recency_tiers(self) -> list[tuple[float, float]]:
         """The recency tiers in force: none when off, or in auto mode with untrustworthy dates."""
@@ -819,8 +794,9 @@ class Engine:
             "total": total,
             "pending": total - embedded,
         }
-        if self._communities is not None:  # status never runs Louvain itself
-            groups = self._communities[2]
+        cached = self._communities.cached  # status never runs Louvain itself
+        if cached is not None:
+            groups = cached[0]
             out["communities"] = {
                 "count": len(set(groups.values())),
                 "documents": len(groups),
