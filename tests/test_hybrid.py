@@ -263,3 +263,19 @@ def test_cli_modes_batch_queries_and_status(tmp_path: Path) -> None:
     assert "semantic: #1" in explained and "fused:" in explained
     status = json.loads(cli("status", "--json").stdout)
     assert status["embedding"]["embedded"] == status["embedding"]["total"] == 4
+
+
+def test_hypothesis_search_fuses_keyword_matches_unless_told_not_to(
+    small: tuple[Path, Path],
+) -> None:
+    folder, _ = small
+    text = "EXPIRE gives a key a time to live, after which Redis removes it."
+    with open_small(folder) as engine:
+        engine.index()
+        fused = engine.search_with_hypothesis(text, top_k=3)
+        assert fused.mode == "hybrid" and set(fused.lanes) == {"keyword", "semantic"}
+        assert fused.hits[0].path == "redis.md"
+    with open_small(folder, **{"search.hypothesis_keyword": False}) as engine:
+        alone = engine.search_with_hypothesis(text, top_k=3)
+        assert alone.mode == "semantic" and set(alone.lanes) == {"semantic"}
+        assert alone.hits[0].path == "redis.md"

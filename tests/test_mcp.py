@@ -486,8 +486,9 @@ def test_kill_9_while_embedding_then_a_restart_finishes(vault: Path, tmp_path: P
                 "search_with_hypothesis",
                 {"hypothesis": "Redis deletes a key once its time to live runs out."},
             )
-            assert hyde["mode"] == "semantic"
+            assert hyde["mode"] == "hybrid"  # keyword matches of the hypothesis fused in
             assert "notes/redis.md" in {r["path"] for r in hyde["results"]}
+            assert {"semantic", "keyword"} <= set(hyde["results"][0]["lanes"])
 
     run(main)
     import sqlite3

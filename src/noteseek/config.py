@@ -284,6 +284,25 @@ class SearchSettings(_Section):
         "note, a template) only once. Off by default: it measured slightly worse on the "
         "known-item sets, where the copy can be the note sought (docs/evaluation.md).",
     )
+    expansion_terms: int = Field(
+        default=0,
+        ge=0,
+        le=20,
+        description="Query expansion: add this many words from the index's concept vocabulary "
+        "nearest the query's embedding to the keyword lane (hybrid mode); 0 = off, as measured "
+        "(docs/evaluation.md).",
+    )
+    expansion_min_cosine: float = Field(
+        default=0.75,
+        ge=0.0,
+        le=1.0,
+        description="Least cosine between the query and an expansion word.",
+    )
+    hypothesis_keyword: bool = Field(
+        default=True,
+        description="search_with_hypothesis fuses keyword matches of the hypothesis with its "
+        "vector matches (as hybrid search does); false: the vector lane alone.",
+    )
     near_duplicate: float = Field(
         default=0.0,
         ge=0.0,

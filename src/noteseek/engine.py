@@ -35,6 +35,7 @@ from noteseek.indexing.indexer import Indexer, IndexReport, Progress
 from noteseek.indexing.manifest import build_manifest, manifest_changes
 from noteseek.search import pipeline, recency
 from noteseek.search.compress import compress
+from noteseek.search.concepts import ConceptVocabulary
 from noteseek.search.filters import build_filters
 from noteseek.search.pipeline import MODES, Mode, VectorLane
 from noteseek.search.vector import VectorIndex
@@ -45,6 +46,7 @@ from noteseek.types import Hit
 
 LAST_INDEX_FILE = "last-index"
 COMMUNITY_THROTTLE = 60.0
+CONCEPT_THROTTLE = 3600.0
 """Seconds between recomputations of the link-graph communities while the index changes."""
 _CHUNK_ID_RE = re.compile(r"^[0-9a-f]{16}$")
 _PATH_LINE_RE = re.compile(r"^(.*):(\d+)$")
@@ -71,6 +73,8 @@ class SearchResponse:
     timings_ms: dict[str, float] = field(default_factory=dict)
     compression: dict[str, Any] | None = None
     """What ``compressed=True`` removed and the tokens it saved."""
+    expansion: list[str] = field(default_factory=list)
+    """Words query expansion added to the keyword lane (``search.expansion_terms``)."""
 
     def to_dict(self) -> dict[str, Any]:
         out = {
@@ -84,6 +88,8 @@ class SearchResponse:
         }
         if self.compression is not None:
             out["compression"] = self.compression
+        if self.expansion:
+            out["expansion"] = self.expansion
         return out
 
 
@@ -139,6 +145,9 @@ class Engine:
             self._compute_communities,
             lambda: self.store.change_token(),
             COMMUNITY_THROTTLE,
+        )
+        self._concepts: Derived[ConceptVocabulary] = Derived(
+            "concepts", self._build_concepts, lambda: self.store.change_token(), CONCEPT_THROTTLE
         )
         self.notices: list[str] = []
 
@@ -470,6 +479,7 @@ class Engine:
             if self.settings.search.community_boost != 1.0
             else None,
             expand_chars=expand_chars,
+            concepts=self._concepts_for(chosen, lane, warnings),
         )
         hits = [h for h in result.hits if h.score >= min_score] if min_score else result.hits
         compression = None
@@ -489,6 +499,31 @@ class Engine:
             result.lanes,
             result.timings_ms,
             compression,
+            result.expansion,
+        )
+
+    def concept_vocabulary(self, *, wait: bool = True) -> ConceptVocabulary | None:
+        """The index's concept vocabulary for query expansion (``search/concepts.py``).
+
+        Built on first use (seconds: every vocabulary word is embedded), then rebuilt in the
+        background at most hourly after the index changed. ``wait=False`` starts the build
+        and returns None until it is ready.
+        """
+        return self._concepts.get(wait=wait)
+
+    def _concepts_for(
+        self, mode: str, lane: VectorLane | None, warnings: list[str]
+    ) -> ConceptVocabulary | None:
+        if not self.settings.search.expansion_terms or mode != "hybrid" or lane is None:
+            return None
+        vocabulary = self._concepts.get(wait=False)
+        if vocabulary is None:
+            warnings.append("query expansion: the concept vocabulary is being built")
+        return vocabulary
+
+    def _build_concepts(self) -> ConceptVocabulary:
+        return ConceptVocabulary.build(
+            self.store.iter_chunk_texts(), self.analyzer(), self.embedder().embed_documents
         )
 
     def search_with_hypothesis(
@@ -497,9 +532,14 @@ class Engine:
         """HyDE: search the vector lane with the embedding of a hypothetical answer.
 
         The text is embedded as a document (no query instruction), since it is meant to look
-        like the section it should find; keyword search does not take part.
+        like the section it should find. With ``search.hypothesis_keyword`` (the default, as
+        measured in docs/evaluation.md) the keyword lane runs on the hypothesis too and the two
+        are fused as in hybrid search; without it, only the vector lane answers.
         """
-        return self.search(hypothesis, top_k=top_k, mode="semantic", hypothesis=True, **filters)
+        mode: Mode = "hybrid" if self.settings.search.hypothesis_keyword else "semantic"
+        if mode == "hybrid" and not self.settings.embedding.enabled:
+            mode = "semantic"  # the vector lane is the point: say so rather than go keyword-only
+        return self.search(hypothesis, top_k=top_k, mode=mode, hypothesis=True, **filters)
 
     def _vector_lane(
         self, mode: Mode, warnings: list[str], *, hypothesis: bool = False

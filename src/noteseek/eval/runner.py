@@ -72,6 +72,8 @@ def evaluate(
     """Score every query (the first ``limit``); ``search(text, k)`` defaults to the engine."""
 
     def default_search(text: str, k: int) -> list[Hit]:
+        if mode == "hypothesis":
+            return engine.search_with_hypothesis(text, top_k=k, snippets=False).hits
         return engine.search(text, top_k=k, snippets=False, mode=mode).hits
 
     run = search or default_search
@@ -175,13 +177,15 @@ def run_eval(
     """Index a BEIR or vault dataset into ``index_dir`` (reused when it exists), run each mode."""
     modes = list(modes)
     extra = dict(flags or {})
-    if "semantic" not in modes and "hybrid" not in modes:
+    if not {"semantic", "hybrid", "hypothesis"} & set(modes):
         extra.setdefault("embedding.enabled", False)
     dataset, engine = eval_engine(folder, index_dir, split=split, flags=extra)
     try:
         report = engine.index(progress=progress, embed_progress=embed_progress)
         if report.embedding and report.embedding.get("error"):
             raise RuntimeError(f"embedding failed: {report.embedding['error']}")
+        if engine.settings.search.expansion_terms and engine.settings.embedding.enabled:
+            engine.concept_vocabulary()  # built before timing the queries
         results = {mode: evaluate(engine, dataset, mode=mode, limit=limit) for mode in modes}
         status = engine.status()
         s = engine.settings

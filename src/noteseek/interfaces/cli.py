@@ -322,6 +322,9 @@ def search(
         _print_hits(response.hits, explain, full or bool(expand))
         for warning in response.warnings:
             err.print(f"[yellow]note:[/] {escape(warning)}")
+        if explain and response.expansion:
+            words = escape(", ".join(response.expansion))
+            err.print(f"[dim]keyword query expanded with: {words}[/]")
         err.print(
             f"[dim]{len(response.hits)} results in {response.took_ms:.1f} ms "
             f"({response.mode}: {', '.join(response.lanes) or 'no lanes'})[/]"
@@ -435,7 +438,12 @@ def eval_command(
     ] = None,
     mode: Annotated[
         list[str] | None,
-        typer.Option("--mode", "-m", help="Mode to run (repeatable; default: all three)."),
+        typer.Option(
+            "--mode",
+            "-m",
+            help="Mode to run (repeatable; default: keyword, semantic, hybrid). hypothesis runs "
+            "each query through search_with_hypothesis, as if it were a hypothetical answer.",
+        ),
     ] = None,
     index: Annotated[
         Path | None,
@@ -462,9 +470,10 @@ def eval_command(
     from noteseek.search.pipeline import MODES
 
     modes = mode or ["keyword", "semantic", "hybrid"]
-    bad = [m for m in modes if m not in MODES]
+    known = (*MODES, "hypothesis")
+    bad = [m for m in modes if m not in known]
     if bad:
-        raise _fail(f"unknown mode {bad[0]!r}; choose from {', '.join(MODES)}", EXIT_USAGE)
+        raise _fail(f"unknown mode {bad[0]!r}; choose from {', '.join(known)}", EXIT_USAGE)
     flags = _parse_settings(setting or [])
     old = None
     if compare is not None:

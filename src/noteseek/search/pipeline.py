@@ -21,6 +21,7 @@ from noteseek.chunking import embedding_input
 from noteseek.config import SearchSettings
 from noteseek.search import keyword, recency
 from noteseek.search.compress import jaccard, shingles
+from noteseek.search.concepts import ConceptVocabulary, expand_query
 from noteseek.search.expand import expand
 from noteseek.search.fusion import Fused, best_score, rescore, rrf
 from noteseek.search.query import parse_query, semantic_text
@@ -51,6 +52,8 @@ class PipelineResult:
     """Results each lane returned."""
     timings_ms: dict[str, float] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    expansion: list[str] = field(default_factory=list)
+    """Words the concept vocabulary added to the keyword query."""
 
 
 def run(
@@ -71,6 +74,7 @@ def run(
     recency_tiers: Sequence[tuple[float, float]] = (),
     communities: Mapping[int, int] | None = None,
     expand_chars: int = 0,
+    concepts: ConceptVocabulary | None = None,
 ) -> PipelineResult:
     timings: dict[str, float] = {}
     warnings: list[str] = []
@@ -78,36 +82,44 @@ def run(
     lanes: dict[str, list[tuple[int, float]]] = {}
     kw_response: keyword.KeywordResponse | None = None
     query = parse_query(text, analyzer)
+    if mode == "semantic" and vectors is None:
+        raise ValueError(
+            "semantic search needs embeddings: enable them (embedding.enabled = true) "
+            "and run noteseek index"
+        )
+    qvec: npt.NDArray[np.float32] | None = None
+    if mode in ("hybrid", "semantic") and vectors is not None:
+        started = time.perf_counter()
+        semantic = semantic_text(text)
+        if semantic:
+            qvec = vectors.embed_query(semantic)
+            timings["embed_ms"] = _ms(started)
 
+    expansion: list[str] = []
     if mode in ("hybrid", "keyword"):
         started = time.perf_counter()
-        kw_response = keyword.retrieve(store, query, filters, want, settings)
+        kw_query = query
+        if concepts is not None and qvec is not None and settings.expansion_terms:
+            expansion = [
+                word
+                for word, _ in concepts.nearest(
+                    qvec, settings.expansion_terms, settings.expansion_min_cosine, query.terms
+                )
+            ]
+            kw_query = expand_query(query, expansion, analyzer)
+        kw_response = keyword.retrieve(store, kw_query, filters, want, settings)
         lanes["keyword"] = [(r.rowid, r.blended) for r in kw_response.results]
         timings["keyword_ms"] = _ms(started)
 
-    if mode in ("hybrid", "semantic"):
-        if vectors is None:
-            if mode == "semantic":
-                raise ValueError(
-                    "semantic search needs embeddings: enable them (embedding.enabled = true) "
-                    "and run noteseek index"
-                )
-        else:
-            started = time.perf_counter()
-            semantic = semantic_text(text)
-            if semantic:
-                qvec = vectors.embed_query(semantic)
-                timings["embed_ms"] = _ms(started)
-                started = time.perf_counter()
-                allowed = store.filtered_chunk_ids(filters) if not filters.is_empty() else None
-                found = vectors.index.search(qvec, want + (want if query.excluded else 0), allowed)
-                if query.excluded and found:
-                    hidden = store.matching_rowids(
-                        KeywordQuery(query.excluded, ()), [r for r, _ in found]
-                    )
-                    found = [item for item in found if item[0] not in hidden]
-                lanes["semantic"] = found[:want]
-                timings["vector_ms"] = _ms(started)
+    if vectors is not None and qvec is not None:
+        started = time.perf_counter()
+        allowed = store.filtered_chunk_ids(filters) if not filters.is_empty() else None
+        found = vectors.index.search(qvec, want + (want if query.excluded else 0), allowed)
+        if query.excluded and found:
+            hidden = store.matching_rowids(KeywordQuery(query.excluded, ()), [r for r, _ in found])
+            found = [item for item in found if item[0] not in hidden]
+        lanes["semantic"] = found[:want]
+        timings["vector_ms"] = _ms(started)
 
     weights = {"keyword": settings.keyword_weight, "semantic": settings.semantic_weight}
     fused = rrf(lanes, weights, settings.rrf_k)
@@ -150,7 +162,12 @@ def run(
     )
     timings["results_ms"] = _ms(started)
     return PipelineResult(
-        hits, len(fused), {lane: len(found) for lane, found in lanes.items()}, timings, warnings
+        hits,
+        len(fused),
+        {lane: len(found) for lane, found in lanes.items()},
+        timings,
+        warnings,
+        expansion,
     )
 
 

@@ -630,6 +630,19 @@ class SQLiteStore:
         by_id = {r[0]: _chunk_row(r) for r in rows}
         return [by_id[i] for i in rowids if i in by_id]
 
+    def iter_chunk_texts(self, batch: int = 2000) -> Iterator[str]:
+        """Every section's text, in batches (the whole index is never held at once)."""
+        last = 0
+        while True:
+            rows = self._q(
+                "SELECT id, text FROM chunks WHERE id > ? ORDER BY id LIMIT ?", (last, batch)
+            )
+            if not rows:
+                return
+            last = rows[-1][0]
+            for row in rows:
+                yield row[1]
+
     def chunk_modified(self, rowids: Sequence[int]) -> dict[int, float]:
         """Each chunk's document date (``files.modified``), by chunk rowid."""
         out: dict[int, float] = {}
