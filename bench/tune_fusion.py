@@ -38,7 +38,7 @@ from noteseek.eval.runner import eval_engine, paired_permutation_p, score_rankin
 from noteseek.graph.communities import communities
 from noteseek.graph.ppr import WalkGraph
 from noteseek.search import keyword
-from noteseek.search.fusion import rrf
+from noteseek.search.fusion import rrf, score_aware_weights
 from noteseek.search.query import parse_query, semantic_text
 from noteseek.types import Filters
 
@@ -107,20 +107,11 @@ def convex(lanes: Lanes, a: float, how: str) -> list[int]:
     return sorted(scored, key=lambda r: -scored[r])
 
 
-def confidence(lane: list[tuple[int, float]]) -> float:
-    if len(lane) < 3:
-        return 0.0
-    s = np.array([x for _, x in lane[:50]], dtype=np.float64)
-    sd = s.std()
-    return float((s[0] - s.mean()) / sd) if sd > 0 else 0.0
-
-
 def rrf_conf(lanes: Lanes, z0: float, k: float = 10.0) -> list[int]:
+    """RRF; with ``z0`` > 0, the score-aware weights the engine uses (search/fusion.py)."""
     weights = {"keyword": 1.0, "semantic": 1.5}
     if z0 > 0:
-        weights = {lane: w * min(1.0, confidence(lanes[lane]) / z0) for lane, w in weights.items()}
-        if not any(weights.values()):
-            weights = {"keyword": 1.0, "semantic": 1.5}
+        weights = score_aware_weights(lanes, weights, z0)
     return [f.rowid for f in rrf(lanes, weights, k)]
 
 

@@ -88,3 +88,28 @@ def test_compare_needs_per_query_scores() -> None:
 
 def _m(v: float) -> dict[str, float]:
     return {"ndcg@10": v, "recall@10": v, "recall@100": v, "mrr@10": v}
+
+
+def test_lane_confidence_is_the_best_scores_lead_in_deviations() -> None:
+    from noteseek.search.fusion import lane_confidence
+
+    peaked = [(1, 10.0), (2, 1.0), (3, 1.0), (4, 1.0)]
+    # mean 3.25, population std sqrt(((6.75)^2 + 3 * 2.25^2) / 4) = 3.897...
+    assert lane_confidence(peaked) == pytest.approx(6.75 / 3.8971, abs=1e-3)
+    assert lane_confidence([(1, 0.5), (2, 0.5), (3, 0.5)]) == 0.0  # flat
+    assert lane_confidence([(1, 3.0), (2, 1.0)]) == 0.0  # too few to tell
+
+
+def test_score_aware_weights_turn_down_a_flat_lane() -> None:
+    from noteseek.search.fusion import score_aware_weights
+
+    sharp = [(i, 10.0 if i == 1 else 1.0) for i in range(1, 51)]  # z = 7: full weight
+    flat = [(i, 0.80 - 0.001 * i) for i in range(1, 51)]  # z = 1.7
+    w = score_aware_weights(
+        {"keyword": sharp, "semantic": flat}, {"keyword": 1, "semantic": 1.5}, 3
+    )
+    assert w["keyword"] == 1.0
+    assert w["semantic"] == pytest.approx(1.5 * 1.7 / 3, abs=0.01)
+    even = [(i, 1.0) for i in range(1, 10)]
+    both_flat = score_aware_weights({"keyword": even, "semantic": even}, {"semantic": 1.5}, 3)
+    assert both_flat == {"keyword": 1.0, "semantic": 1.5}  # nothing to prefer: plain weights

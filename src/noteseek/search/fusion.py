@@ -6,6 +6,12 @@ result can get from the lanes that ran (first in every one of them: sum of w_l /
 so it lies in [0, 1]: 1.0 means "ranked first by every retriever", and it falls as a result
 ranks lower in a lane or is missing from one. It ranks results of one query; it is not a
 probability and does not compare across queries.
+
+Score-aware weights (``search.fusion = "score-aware"``): before fusing, each lane's weight is
+multiplied by ``min(1, z / z0)``, where ``z = (s_1 - mean(s)) / std(s)`` over the lane's raw
+scores of its first 50 results: how many deviations its best result stands above the rest. A
+lane whose scores are flat (nothing stands out; it is guessing) counts less. When every lane is
+flat the plain weights are kept. ``z0`` is ``search.flat_lane_z``.
 """
 
 from __future__ import annotations
@@ -42,6 +48,32 @@ def rrf(
             item.ranks[lane] = rank
             item.raw[lane] = raw
     return rescore(list(by_id.values()), best_score(lanes, weights, k), list(lanes))
+
+
+def lane_confidence(ranked: Sequence[tuple[int, float]], depth: int = 50) -> float:
+    """How many standard deviations the best raw score stands above the mean of the first
+    ``depth``; 0 for fewer than three results or identical scores."""
+    scores = [raw for _, raw in ranked[:depth]]
+    if len(scores) < 3:
+        return 0.0
+    mean = sum(scores) / len(scores)
+    spread = (sum((x - mean) ** 2 for x in scores) / len(scores)) ** 0.5
+    return (scores[0] - mean) / spread if spread > 0 else 0.0
+
+
+def score_aware_weights(
+    lanes: Mapping[str, Sequence[tuple[int, float]]],
+    weights: Mapping[str, float],
+    z0: float,
+) -> dict[str, float]:
+    """Lane weights scaled by ``min(1, confidence / z0)`` (the module docstring)."""
+    scaled = {
+        lane: weights.get(lane, 1.0) * min(1.0, max(0.0, lane_confidence(ranked)) / z0)
+        for lane, ranked in lanes.items()
+    }
+    if not any(scaled.values()):
+        return {lane: weights.get(lane, 1.0) for lane in lanes}
+    return scaled
 
 
 def best_score(

@@ -23,7 +23,7 @@ from noteseek.search import keyword, recency
 from noteseek.search.compress import jaccard, shingles
 from noteseek.search.concepts import ConceptVocabulary, expand_query
 from noteseek.search.expand import expand
-from noteseek.search.fusion import Fused, best_score, rescore, rrf
+from noteseek.search.fusion import Fused, best_score, rescore, rrf, score_aware_weights
 from noteseek.search.query import parse_query, semantic_text
 from noteseek.search.snippet import make_snippet
 from noteseek.search.vector import VectorIndex
@@ -122,6 +122,8 @@ def run(
         timings["vector_ms"] = _ms(started)
 
     weights = {"keyword": settings.keyword_weight, "semantic": settings.semantic_weight}
+    if settings.fusion == "score-aware" and len(lanes) > 1:
+        weights = score_aware_weights(lanes, weights, settings.flat_lane_z)
     fused = rrf(lanes, weights, settings.rrf_k)
     if communities and settings.community_boost != 1.0 and fused:
         started = time.perf_counter()
