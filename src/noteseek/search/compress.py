@@ -43,17 +43,29 @@ def estimate_tokens(text: str) -> int:
     return (len(text) + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN
 
 
-def shingles(text: str, n: int = 3) -> frozenset[tuple[str, ...]]:
+def shingles(text: str, n: int = 3) -> frozenset[int]:
+    """The hashes of the text's word ``n``-grams (ints: set operations on them are several
+    times faster than on tuples of strings, whose hashes are not cached)."""
     words = _WORD_RE.findall(text.casefold())
     if len(words) < n:
-        return frozenset({tuple(words)}) if words else frozenset()
-    return frozenset(tuple(words[i : i + n]) for i in range(len(words) - n + 1))
+        return frozenset({hash(tuple(words))}) if words else frozenset()
+    return frozenset(hash(tuple(words[i : i + n])) for i in range(len(words) - n + 1))
 
 
 def jaccard(a: frozenset[Any], b: frozenset[Any]) -> float:
     if not a or not b:
         return 0.0
-    return len(a & b) / len(a | b)
+    inter = len(a & b)
+    return inter / (len(a) + len(b) - inter)
+
+
+def similar(a: frozenset[Any], b: frozenset[Any], threshold: float) -> bool:
+    """Whether the Jaccard similarity reaches ``threshold``; sets whose sizes alone rule it
+    out (it is at most min/max of the sizes) are not intersected."""
+    small, large = sorted((len(a), len(b)))
+    if not small or small < threshold * large:
+        return False
+    return jaccard(a, b) >= threshold
 
 
 def compress(
@@ -67,10 +79,10 @@ def compress(
     before = sum(estimate_tokens(body(h)) for h in hits)
     relevant = [h for h in hits if h.score >= min_score]
     kept: list[Hit] = []
-    kept_sets: list[frozenset[tuple[str, ...]]] = []
+    kept_sets: list[frozenset[int]] = []
     for hit in relevant:
         grams = shingles(body(hit))
-        if any(jaccard(grams, other) >= similarity_threshold for other in kept_sets):
+        if any(similar(grams, other, similarity_threshold) for other in kept_sets):
             continue
         kept.append(hit)
         kept_sets.append(grams)

@@ -20,7 +20,7 @@ from noteseek.analysis import Analyzer
 from noteseek.chunking import embedding_input
 from noteseek.config import SearchSettings
 from noteseek.search import keyword, recency
-from noteseek.search.compress import jaccard, shingles
+from noteseek.search.compress import shingles, similar
 from noteseek.search.concepts import ConceptVocabulary, expand_query
 from noteseek.search.expand import expand
 from noteseek.search.fusion import Fused, best_score, rescore, rrf, score_aware_weights
@@ -204,8 +204,9 @@ def diversify(
     )
     out: list[Fused] = []
     seen_text: set[str] = set()
-    kept_grams: list[frozenset[tuple[str, ...]]] = []
-    kept_vecs: list[npt.NDArray[np.float32]] = []
+    kept_grams: list[frozenset[int]] = []
+    kept_mat: npt.NDArray[np.float32] | None = None  # the kept results' vectors, row by row
+    kept_n = 0
     per_doc: dict[int, int] = {}
     step = max(k * 2, 50)
     for start in range(0, len(fused), step):
@@ -221,15 +222,23 @@ def diversify(
             if per_document and per_doc.get(row.file_id, 0) >= per_document:
                 continue
             grams = shingles(row.text) if near else frozenset()
-            if near and any(jaccard(grams, other) >= near for other in kept_grams):
+            if near and any(similar(grams, other, near) for other in kept_grams):
                 continue
             vec = vecs.get(item.rowid)
-            if vec is not None and any(float(vec @ other) >= semantic for other in kept_vecs):
+            if (
+                vec is not None
+                and kept_mat is not None
+                and kept_n
+                and float(np.max(kept_mat[:kept_n] @ vec)) >= semantic
+            ):
                 continue
             seen_text.add(row.content_hash)
             kept_grams.append(grams)
             if vec is not None:
-                kept_vecs.append(vec)
+                if kept_mat is None:
+                    kept_mat = np.empty((k, vec.shape[0]), dtype=np.float32)
+                kept_mat[kept_n] = vec
+                kept_n += 1
             per_doc[row.file_id] = per_doc.get(row.file_id, 0) + 1
             out.append(item)
             if len(out) >= k:
