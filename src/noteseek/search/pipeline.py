@@ -252,27 +252,38 @@ def mmr(fused: list[Fused], index: VectorIndex, lam: float, depth: int) -> list[
     Each next pick maximises ``lam * relevance - (1 - lam) * max cosine to the picks so far``,
     relevance being the fused score (in [0, 1]). Results without a vector count as unlike
     everything. Scores stay on the fused scale: each pick takes the score of its position.
+    The cosines among the head are computed once (one matrix product); each pick updates every
+    candidate's largest cosine to the picks in one vector operation.
     """
     head = fused[:depth]
+    if len(head) < 2:
+        return fused
     vectors = index.vectors_for([f.rowid for f in head])
     scores = [f.score for f in head]
-    left = list(head)
-    picked: list[Fused] = []
-    picked_vecs: list[npt.NDArray[np.float32]] = []
-    while left:
-
-        def value(item: Fused) -> float:
-            vec = vectors.get(item.rowid)
-            similar = 0.0
-            if vec is not None:
-                similar = max((float(vec @ p) for p in picked_vecs), default=0.0)
-            return lam * item.score - (1 - lam) * similar
-
-        best = max(left, key=value)
-        left.remove(best)
-        picked.append(best)
-        if best.rowid in vectors:
-            picked_vecs.append(vectors[best.rowid])
+    n = len(head)
+    has = np.array([f.rowid in vectors for f in head])
+    sims = np.zeros((n, n), dtype=np.float32)
+    if has.any():
+        dim = next(iter(vectors.values())).shape[0]
+        mat = np.zeros((n, dim), dtype=np.float32)
+        for i, f in enumerate(head):
+            if has[i]:
+                mat[i] = vectors[f.rowid]
+        sims = mat @ mat.T
+    relevance = np.array([f.score for f in head], dtype=np.float64)
+    closest = np.full(n, -np.inf)  # each candidate's largest cosine to the picks so far
+    left = np.ones(n, dtype=bool)
+    order: list[int] = []
+    for _ in range(n):
+        penalty = np.where(np.isneginf(closest), 0.0, closest)  # no pick with a vector yet
+        value = np.where(left, lam * relevance - (1 - lam) * penalty, -np.inf)
+        best = int(np.argmax(value))  # ties: the better-ranked (first) one
+        order.append(best)
+        left[best] = False
+        if has[best]:
+            row = np.where(has, sims[best], 0.0)  # a result without a vector is unlike all
+            closest = np.maximum(closest, row)
+    picked = [head[i] for i in order]
     for item, score in zip(picked, scores, strict=True):
         item.score = score
     return picked + fused[depth:]
