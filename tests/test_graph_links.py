@@ -234,3 +234,39 @@ def test_frontmatter_relations_are_typed_links(tmp_path: Path) -> None:
         "notes/design.md",
     ]
     engine.close()
+
+
+def test_graph_lane_brings_linked_notes_and_explains_the_path(tmp_path: Path) -> None:
+    notes = tmp_path / "notes"
+    write(notes / "walrus.md", "# Walrus\n\nThe walrus hauls out on ice.\n\nSee [[Tusks]].\n")
+    write(notes / "tusks.md", "# Tusks\n\nLong ivory teeth used to climb.\n")
+    write(
+        notes / "seals.md",
+        "# Seals\n\nA walrus is no seal.\n\n## Related\n\n- [[Flippers]]\n",
+    )
+    write(notes / "flippers.md", "# Flippers\n\nLimbs shaped for swimming.\n")
+    write(notes / "desert.md", "# Desert\n\nCamels and sand.\n")
+    folder = project(tmp_path, {"notes": notes})
+    with engine_for(folder) as engine:
+        engine.index()
+        plain = {h.path for h in engine.search("walrus", mode="keyword").hits}
+        assert plain == {"walrus.md", "seals.md"}  # the lane is off by default
+    flags = {"search.graph_weight": 0.5}
+    with engine_for(folder, **flags) as engine:
+        hits = engine.search("walrus", mode="keyword", explain=True).hits
+        by_path = {h.path: h for h in hits}
+        assert {"tusks.md", "flippers.md"} <= set(by_path) and "desert.md" not in by_path
+        tusks = by_path["tusks.md"]
+        assert "graph" in tusks.lanes and "keyword" not in tusks.lanes
+        assert tusks.explain is not None
+        assert tusks.explain["graph"]["via"] == "notes/walrus.md"
+        assert tusks.explain["graph"]["edge"] == "links_to"
+        assert by_path["flippers.md"].explain["graph"]["edge"] == "related"  # type: ignore[index]
+        assert hits[0].path in {"walrus.md", "seals.md"}  # the seeds stay on top
+    no_related = {**flags, "search.graph_edge_weights": {"related": 0.0}}
+    with engine_for(folder, **no_related) as engine:
+        paths = {h.path for h in engine.search("walrus", mode="keyword").hits}
+        assert "tusks.md" in paths and "flippers.md" not in paths
+    with engine_for(folder, **flags, **{"search.graph_method": "ppr"}) as engine:
+        paths = {h.path for h in engine.search("walrus", mode="keyword").hits}
+        assert {"tusks.md", "flippers.md"} <= paths and "desert.md" not in paths

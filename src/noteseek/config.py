@@ -280,6 +280,32 @@ class SearchSettings(_Section):
         "have their fused score multiplied by this; 1.0 turns it off. Measured: "
         "docs/evaluation.md.",
     )
+    graph_weight: float = Field(
+        default=0.0,
+        ge=0.0,
+        description="RRF weight of the graph lane (documents linked to the top results; "
+        "search/graph_lane.py); 0 = off, as measured (docs/evaluation.md).",
+    )
+    graph_seeds: int = Field(
+        default=3, ge=1, le=50, description="Graph lane: top documents whose links it follows."
+    )
+    graph_depth: int = Field(default=1, ge=1, le=2, description="Graph lane: links followed.")
+    graph_method: Literal["neighbours", "ppr"] = Field(
+        default="neighbours",
+        description="Graph lane: linked documents scored by the seed's score and the edge type "
+        "(neighbours), or personalised PageRank from the seeds (ppr).",
+    )
+    graph_edge_weights: dict[str, float] = Field(
+        default_factory=lambda: {
+            "links_to": 1.0,
+            "embeds": 1.0,
+            "related": 1.0,
+            "implements": 1.0,
+            "tests": 1.0,
+        },
+        description="Graph lane (neighbours): weight of each edge type (links_to, embeds, "
+        "related, implements, tests); a missing type counts 1.0, 0 ignores it.",
+    )
     mmr_lambda: float = Field(
         default=1.0,
         ge=0.0,

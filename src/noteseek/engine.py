@@ -37,6 +37,7 @@ from noteseek.search import pipeline, recency
 from noteseek.search.compress import compress
 from noteseek.search.concepts import ConceptVocabulary
 from noteseek.search.filters import build_filters
+from noteseek.search.graph_lane import GraphView
 from noteseek.search.pipeline import MODES, Mode, VectorLane
 from noteseek.search.vector import VectorIndex
 from noteseek.store.base import ChunkRow, FileRow
@@ -138,6 +139,7 @@ class Engine:
         self._vectors: VectorIndex | None = None
         self._vector_state: tuple[tuple[int, int], int, int] | None = None
         self._graph: tuple[tuple[int, int], LinkGraph] | None = None
+        self._graph_by_file: tuple[tuple[int, int], GraphView] | None = None
         self._cross_encoder: Any = None
         self._dates_trusted: tuple[tuple[int, int], bool] | None = None
         self._communities: Derived[tuple[dict[str, int], dict[int, int]]] = Derived(
@@ -480,6 +482,7 @@ class Engine:
             else None,
             expand_chars=expand_chars,
             concepts=self._concepts_for(chosen, lane, warnings),
+            graph=self._graph_view() if self.settings.search.graph_weight > 0 else None,
         )
         hits = [h for h in result.hits if h.score >= min_score] if min_score else result.hits
         compression = None
@@ -646,6 +649,14 @@ class Engine:
             links = [RawLink(*row) for row in self.store.link_rows()]
             self._graph = (token, LinkGraph.build(docs, links))
         return self._graph[1]
+
+    def _graph_view(self) -> GraphView:
+        """The link graph over file ids, for the graph lane; rebuilt when the index changed."""
+        token = self.store.change_token()
+        if self._graph_by_file is None or self._graph_by_file[0] != token:
+            ids = {f.doc_id: f.file_id for f in self.store.iter_files()}
+            self._graph_by_file = (token, GraphView.build(self.link_graph(), ids))
+        return self._graph_by_file[1]
 
     def links(self, ref: str) -> dict[str, Any]:
         """A document's outgoing links (resolved or not) and its backlinks, by path or doc id."""

@@ -24,6 +24,7 @@ from noteseek.search.compress import shingles, similar
 from noteseek.search.concepts import ConceptVocabulary, expand_query
 from noteseek.search.expand import expand
 from noteseek.search.fusion import Fused, best_score, rescore, rrf, score_aware_weights
+from noteseek.search.graph_lane import GraphHit, GraphView, graph_lane
 from noteseek.search.query import parse_query, semantic_text
 from noteseek.search.snippet import make_snippet
 from noteseek.search.vector import VectorIndex
@@ -75,6 +76,7 @@ def run(
     communities: Mapping[int, int] | None = None,
     expand_chars: int = 0,
     concepts: ConceptVocabulary | None = None,
+    graph: GraphView | None = None,
 ) -> PipelineResult:
     timings: dict[str, float] = {}
     warnings: list[str] = []
@@ -125,6 +127,25 @@ def run(
     if settings.fusion == "score-aware" and len(lanes) > 1:
         weights = score_aware_weights(lanes, weights, settings.flat_lane_z)
     fused = rrf(lanes, weights, settings.rrf_k)
+    graph_via: dict[int, GraphHit] = {}
+    if graph is not None and settings.graph_weight > 0 and fused:
+        started = time.perf_counter()
+        found, graph_via = graph_lane(
+            store,
+            graph,
+            fused,
+            seeds=settings.graph_seeds,
+            method=settings.graph_method,
+            depth=settings.graph_depth,
+            edge_weights=settings.graph_edge_weights,
+            query_vector=qvec,
+            vectors=vectors.index if vectors else None,
+        )
+        if found:
+            lanes["graph"] = found
+            weights = {**weights, "graph": settings.graph_weight}
+            fused = rrf(lanes, weights, settings.rrf_k)
+        timings["graph_ms"] = _ms(started)
     if communities and settings.community_boost != 1.0 and fused:
         started = time.perf_counter()
         best = best_score(lanes, weights, settings.rrf_k)
@@ -161,6 +182,7 @@ def run(
         rrf_k=settings.rrf_k,
         weights={lane: weights[lane] for lane in lanes},
         expand_chars=expand_chars,
+        graph_via=graph_via,
     )
     timings["results_ms"] = _ms(started)
     return PipelineResult(
@@ -381,6 +403,7 @@ def _hits(
     rrf_k: float,
     weights: dict[str, float],
     expand_chars: int = 0,
+    graph_via: Mapping[int, GraphHit] | None = None,
 ) -> list[Hit]:
     rows = {row.rowid: row for row in store.chunk_rows([f.rowid for f in fused])}
     terms = set(query.terms)
@@ -415,6 +438,8 @@ def _hits(
             hit.explain = _explain(
                 item, kw_results, fields, matched, terms, analyzer, row, rrf_k, weights
             )
+            if "graph" in weights:
+                hit.explain["graph"] = _explain_graph(store, item, (graph_via or {}))
         hits.append(hit)
     return hits
 
@@ -434,6 +459,19 @@ def _hit(row: ChunkRow, rank: int, item: Fused) -> Hit:
         rank=rank,
         lanes=dict(item.ranks),
     )
+
+
+def _explain_graph(store: SQLiteStore, item: Fused, via: Mapping[int, GraphHit]) -> dict[str, Any]:
+    hit = via.get(item.rowid)
+    if hit is None:
+        return {"rank": None, "note": "not linked to the top results"}
+    seed = store.file_row(hit.seed)
+    return {
+        "rank": item.ranks.get("graph"),
+        "score": round(hit.score, 6),
+        "via": seed.doc_id if seed is not None else None,
+        "edge": hit.edge,
+    }
 
 
 def _explain(

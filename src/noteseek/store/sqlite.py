@@ -674,6 +674,11 @@ class SQLiteStore:
         )
         return [_chunk_row(r) for r in rows]
 
+    def file_chunk_rowids(self, file_id: int) -> list[int]:
+        """A file's chunk rowids in document order."""
+        rows = self._q("SELECT id FROM chunks WHERE file_id = ? ORDER BY ordinal", (file_id,))
+        return [r[0] for r in rows]
+
     def find_files(self, path: str, root: str | None = None) -> list[FileRow]:
         """Files whose root-relative path, or ``root/path`` doc id, is ``path``."""
         sql = f"SELECT {_FILE_COLUMNS} FROM files f JOIN roots r ON r.id = f.root_id WHERE "
