@@ -15,7 +15,8 @@ import logging
 import os
 import signal
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -27,7 +28,7 @@ from noteseek import __version__
 
 if TYPE_CHECKING:  # the engine is imported once the server answers, to start fast
     from noteseek.config import LoadedConfig
-    from noteseek.engine import SearchResponse
+    from noteseek.engine import Engine, SearchResponse
     from noteseek.indexing.service import IndexService
 
 log = logging.getLogger(__name__)
@@ -293,6 +294,12 @@ class NoteseekTools:
     def close(self) -> None:
         with self._lock:
             self.engine.close()
+
+    @contextmanager
+    def using_engine(self) -> Iterator[Engine]:
+        """The engine, held for one caller at a time (the tools use it the same way)."""
+        with self._lock:
+            yield self.engine
 
     # -- dispatch ---------------------------------------------------------------------------
 

@@ -1,0 +1,18 @@
+"""The web page for people: static files and the JSON routes only the page uses.
+
+``install`` is called by the HTTP app (``noteseek.interfaces.http``) to add the page at ``/``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
+
+    from noteseek.interfaces.mcp import LiveTools
+
+
+def install(app: FastAPI, live: LiveTools, auth: Callable[..., Any]) -> None:
+    """Mount the page at ``/`` and its routes; every data route depends on ``auth``."""
