@@ -739,7 +739,10 @@ class Engine:
         candidates = self.store.find_files(ref.replace(os.sep, "/"))
         if not candidates:
             # A path on disk (absolute, or relative to the working directory) inside a root.
-            disk = Path(ref).expanduser()
+            try:
+                disk = Path(ref).expanduser()
+            except RuntimeError:  # ~name of a user this system does not know
+                disk = Path(ref)
             real = disk.resolve() if disk.exists() else None
             if real is not None:
                 for name, root_path in self.store.roots().items():
