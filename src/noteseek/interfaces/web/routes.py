@@ -105,8 +105,11 @@ class GraphOut(BaseModel):
 _ERRORS: dict[int | str, dict[str, Any]] = {
     code: {"model": ErrorBody, "description": text}
     for code, text in (
-        (400, "Bad path (.. or leading out of its root)"),
-        (404, "No such document in the index"),
+        (
+            404,
+            "No such document inside the indexed roots (a path with '..', or one that "
+            "leads out of its root, never names one)",
+        ),
         (409, "The path names documents in several roots"),
         (503, "The index is not open or not built yet"),
     )
@@ -171,6 +174,12 @@ class _ResolverCache:
             return self._resolver
 
 
+_PATH = Path(
+    max_length=MAX_REF_CHARS,
+    description="Root-relative path or doc id (root/path) of an indexed document.",
+)
+
+
 def data_router(live: LiveTools, auth: Callable[..., Any]) -> APIRouter:
     """The JSON routes the page reads notes through; every one depends on ``auth``."""
     router = APIRouter(dependencies=[Depends(auth)], tags=["web page"])
@@ -188,16 +197,13 @@ def data_router(live: LiveTools, auth: Callable[..., Any]) -> APIRouter:
                 return work(engine)
             except Ambiguous as exc:
                 raise _RequestError(409, str(exc)) from None
-            except NotFound as exc:
+            except (NotFound, ValueError, OSError) as exc:
+                # Refused paths ('..', a symbolic link out of its root) name no document.
                 raise _RequestError(404, str(exc)) from None
-            except (ValueError, OSError) as exc:
-                raise _RequestError(400, str(exc)) from None
 
     def check_ref(ref: str) -> None:
-        if not ref.strip():
-            raise _RequestError(400, "give a document path or doc id")
-        if len(ref) > MAX_REF_CHARS or "\x00" in ref:
-            raise _RequestError(400, "not a document path")
+        if not ref.strip() or "\x00" in ref:
+            raise _RequestError(404, f"no indexed document at {ref!r}")
 
     @router.get(
         "/render/{path:path}",
@@ -206,7 +212,7 @@ def data_router(live: LiveTools, auth: Callable[..., Any]) -> APIRouter:
         summary="A document rendered as safe HTML, with its headings, links and backlinks",
     )
     def render(
-        path: str = Path(description="Root-relative path or doc id (root/path)."),
+        path: str = _PATH,
     ) -> Any:
         try:
             check_ref(path)
@@ -221,7 +227,7 @@ def data_router(live: LiveTools, auth: Callable[..., Any]) -> APIRouter:
         summary="A document's link neighbourhood: nodes and typed edges",
     )
     def graph(
-        path: str = Path(description="Root-relative path or doc id (root/path)."),
+        path: str = _PATH,
         depth: int = Query(1, ge=1, le=2, description="Links away from the document, 1-2."),
     ) -> Any:
         try:
