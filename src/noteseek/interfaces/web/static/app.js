@@ -726,7 +726,9 @@
     root.append(nodeLayer);
     const caption = el("p", {
       class: "muted small",
-      text: `${nodes.length} notes, ${edges.length} links` + (data.truncated ? " (more not shown)" : ""),
+      text: nodes.length < 2
+        ? "No links to or from this note yet."
+        : `${nodes.length} notes, ${edges.length} links` + (data.truncated ? " (more not shown)" : ""),
     });
     $("graph").replaceChildren(root, caption);
   }
