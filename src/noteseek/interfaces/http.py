@@ -260,10 +260,12 @@ def _error(status: int, message: str, headers: Mapping[str, str] | None = None) 
 _ERROR_TEXT = {
     400: "Bad request: a value the engine cannot use (bad filter, '..' in a path, ...).",
     401: "Missing or wrong API token (Authorization: Bearer <token>).",
+    403: "A browser request from an origin not in serve.cors_origins.",
     404: "Not found.",
     409: "This process is a reader of the index; the writer takes re-index requests.",
     413: "Request body larger than serve.max_body_bytes.",
     415: "The body must be JSON (Content-Type: application/json).",
+    421: "The Host header is not a name of this server (DNS rebinding; serve.allowed_hosts).",
     422: "Invalid parameters: unknown names, wrong types or values out of range.",
     503: "The index is still opening or being built; retry after Retry-After seconds.",
 }
@@ -508,6 +510,44 @@ class McpEndpoint:
 # -- the app -----------------------------------------------------------------------------------
 
 
+def _document_app_wide_errors(app: FastAPI) -> None:
+    """Add the errors the middleware and the token give on any route to the OpenAPI document.
+
+    Every operation but /health can get 403 and 421 (the Host/Origin guard); one that takes
+    the token, 401; one with a body, 413.
+    """
+    build = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is not None:
+            return app.openapi_schema
+        spec = build()
+        ref = {"$ref": "#/components/schemas/ErrorResponse"}
+        spec.setdefault("components", {}).setdefault("schemas", {}).setdefault(
+            "ErrorResponse", ErrorResponse.model_json_schema()
+        )
+        for path, operations in spec.get("paths", {}).items():
+            for operation in operations.values():
+                codes = [] if path in OPEN_PATHS else [403, 421]
+                if operation.get("security"):
+                    codes.append(401)
+                if "requestBody" in operation:
+                    codes.append(413)
+                responses = operation.setdefault("responses", {})
+                for code in codes:
+                    responses.setdefault(
+                        str(code),
+                        {
+                            "description": _ERROR_TEXT[code],
+                            "content": {"application/json": {"schema": ref}},
+                        },
+                    )
+        app.openapi_schema = spec
+        return spec
+
+    app.openapi = openapi  # type: ignore[method-assign]
+
+
 def _json_body(
     tool: str, model: type[_Params]
 ) -> tuple[Callable[[Request], Awaitable[Any]], dict[str, Any]]:
@@ -608,7 +648,7 @@ def create_app(live: LiveTools, serve: ServeSettings) -> FastAPI:
             200: {
                 "description": "Server-Sent Events: one `result` event per result in rank "
                 "order (data: a SearchResult), then one `done` event (data: SearchDone).",
-                "content": {"text/event-stream": {"schema": {"type": "string"}}},
+                "content": {"text/event-stream": {"schema": _sse_schema()}},
             },
             **_errors(400, 401, 413, 415, 422, 503),
         },
@@ -684,8 +724,9 @@ def create_app(live: LiveTools, serve: ServeSettings) -> FastAPI:
     )
     def get_document(
         path: str = Path(
+            max_length=4096,
             description="The document's path as results give it (root-relative), or its doc_id "
-            "(root/path). Only documents inside the indexed roots can be read."
+            "(root/path). Only documents inside the indexed roots can be read.",
         ),
         from_line: int = Query(default=1, ge=1, description="First line (1-based)."),
         max_lines: int = Query(
@@ -733,6 +774,7 @@ def create_app(live: LiveTools, serve: ServeSettings) -> FastAPI:
         """
         return tools_call("reindex", params)
 
+    _document_app_wide_errors(app)
     mcp_route = Route("/mcp", McpEndpoint(manager, token_checker(token)), include_in_schema=False)
     app.router.routes.append(mcp_route)
     web.install(app, live, auth)  # last: the page is mounted at "/"
@@ -756,6 +798,26 @@ def create_app(live: LiveTools, serve: ServeSettings) -> FastAPI:
             expose_headers=["Mcp-Session-Id"],
         )
     return app
+
+
+def _sse_schema() -> dict[str, Any]:
+    """Each event of /query_documents_stream: its name and its JSON data's schema."""
+
+    def event(name: str, model: type[BaseModel]) -> dict[str, Any]:
+        return {
+            "type": "object",
+            "required": ["event", "data"],
+            "properties": {
+                "event": {"const": name},
+                "data": {
+                    "type": "string",
+                    "contentMediaType": "application/json",
+                    "contentSchema": model.model_json_schema(),
+                },
+            },
+        }
+
+    return {"oneOf": [event("result", SearchResult), event("done", SearchDone)]}
 
 
 def _sse(event: str, data: Any) -> str:
