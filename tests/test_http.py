@@ -381,3 +381,35 @@ def test_openapi_declares_every_route_with_request_and_response_schemas(
     result = spec["components"]["schemas"]["SearchResult"]
     assert {"chunk_id", "path", "score", "lanes", "content"} <= set(result["required"])
     assert "/mcp" not in paths
+
+
+@pytest.mark.embeddings
+def test_semantic_routes_with_embeddings(vault: Path, tmp_path: Path) -> None:
+    folder = vault_project(tmp_path, vault)
+    env = serve_env(folder / "home", NOTESEEK_EMBEDDING__ENABLED="true")
+    with serving(folder, env=env) as server, server.client() as client:
+        deadline = time.monotonic() + 120
+        while True:
+            status = client.get("/status").json()
+            embedding = status.get("embedding") or {}
+            if status["status"] == "ready" and embedding.get("total"):
+                break
+            assert time.monotonic() < deadline, status
+            time.sleep(0.2)
+        assert embedding["embedded"] == embedding["total"] == status["chunks"]
+        hyde = client.post(
+            "/search_with_hypothesis",
+            json={"hypothesis": "A key is deleted automatically once its time to live runs out."},
+        ).json()
+        assert hyde["mode"] == "semantic"
+        assert "notes/redis.md" in [r["path"] for r in hyde["results"][:3]]
+        assert all(set(r["lanes"]) == {"semantic"} for r in hyde["results"])
+        explained = client.post(
+            "/query_documents", json={"query": "redis ttl", "explain": True, "top_n": 3}
+        ).json()
+        first = explained["results"][0]["explain"]
+        assert set(first["fusion"]["contributions"]) == {"keyword", "semantic"}
+        assert first["semantic"]["cosine"] > 0
+        fusion = first["fusion"]
+        total = sum(fusion["contributions"].values()) * fusion.get("community_factor", 1.0)
+        assert total == pytest.approx(fusion["fused"], abs=1e-5)
