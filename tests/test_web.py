@@ -375,6 +375,17 @@ def test_following_a_wikilink_and_reading_backlinks(web: Watched) -> None:
     assert page.input_value("#q") == "Feature flags"
 
 
+def test_a_note_is_read_again_when_opened_again(web: Watched, server: Server) -> None:
+    web.goto("#/doc/notes/notes/go.md")
+    page = web.page
+    expect(page.locator("#doc-path")).to_have_text("notes / notes/go.md")
+    note = server.folder.parent / "vault" / "notes" / "go.md"
+    note.write_text(note.read_text(encoding="utf-8") + "\nA freshly appended line.\n")
+    lines = len(note.read_text(encoding="utf-8").splitlines())
+    web.page.evaluate(f"location.hash = '#/doc/notes/notes/go.md?line={lines}'")
+    expect(page.locator("#doc-body .hit")).to_have_text("A freshly appended line.")
+
+
 def test_the_graph_shows_the_neighbourhood_and_its_nodes_navigate(web: Watched) -> None:
     web.goto("#/doc/notes/notes/redis.md")
     page = web.page
@@ -402,10 +413,11 @@ def test_the_keyboard_drives_search_and_results(web: Watched) -> None:
     page.wait_for_selector("#results li.result")
     page.keyboard.press("ArrowDown")
     assert page.evaluate("document.activeElement.id") == "result-0"
-    assert page.get_attribute("#result-0", "aria-selected") == "true"
+    assert page.get_attribute("#result-0", "aria-current") == "true"
     page.keyboard.press("ArrowDown")
     assert page.evaluate("document.activeElement.id") == "result-1"
-    assert page.get_attribute("#result-0", "aria-selected") == "false"
+    assert page.get_attribute("#result-0", "aria-current") is None
+    assert page.get_attribute("#result-1", "aria-current") == "true"
     page.keyboard.press("ArrowUp")
     page.keyboard.press("ArrowDown")
     second = page.get_attribute("#result-1 .result-title", "href") or ""

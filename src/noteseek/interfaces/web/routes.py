@@ -10,8 +10,9 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fastapi import APIRouter, Depends, Path, Query
 from fastapi.responses import JSONResponse, Response
@@ -22,6 +23,9 @@ from noteseek.graph.links import LinkGraph, Resolver
 from noteseek.interfaces.mcp import LiveTools, ToolError
 from noteseek.interfaces.web.render import Rendered, render_markdown, render_plain
 from noteseek.parse.registry import get_parser
+
+if TYPE_CHECKING:
+    from noteseek.store.base import FileRow
 
 log = logging.getLogger(__name__)
 
@@ -216,7 +220,8 @@ def data_router(live: LiveTools, auth: Callable[..., Any]) -> APIRouter:
     ) -> Any:
         try:
             check_ref(path)
-            return with_engine(lambda engine: _render(engine, path, resolvers))
+            # The engine is held only to read; rendering a long note does not hold up searches.
+            return _render(with_engine(lambda engine: _read(engine, path, resolvers)))
         except _RequestError as exc:
             return _error(exc.status, str(exc))
 
@@ -239,25 +244,36 @@ def data_router(live: LiveTools, auth: Callable[..., Any]) -> APIRouter:
     return router
 
 
-def _render(engine: Engine, ref: str, resolvers: _ResolverCache) -> RenderOut:
+@dataclass(frozen=True)
+class _Note:
+    file: FileRow
+    text: str
+    resolver: Resolver
+    links: dict[str, Any]
+
+
+def _read(engine: Engine, ref: str, resolvers: _ResolverCache) -> _Note:
     file, text = engine.read_document(ref)
-    graph = engine.link_graph()
-    resolver = resolvers.get(graph)
+    resolver = resolvers.get(engine.link_graph())
+    return _Note(file, text, resolver, engine.links(file.doc_id))
+
+
+def _render(note: _Note) -> RenderOut:
+    file = note.file
 
     def resolve(target: str, display: str | None, kind: str) -> str | None:
         # As LinkGraph.build: the target, then (Dendron's label|target) the other side.
-        found = resolver.resolve(file.doc_id, target, kind)
+        found = note.resolver.resolve(file.doc_id, target, kind)
         if found is None and display and kind != "markdown":
-            found = resolver.resolve(file.doc_id, display, kind)
+            found = note.resolver.resolve(file.doc_id, display, kind)
         return found
 
     parser = get_parser(file.path)
     rendered: Rendered
     if parser is not None and parser.name == "markdown":
-        rendered = render_markdown(text, file.doc_id, resolve)
+        rendered = render_markdown(note.text, file.doc_id, resolve)
     else:
-        rendered = render_plain(text)
-    links = engine.links(file.doc_id)
+        rendered = render_plain(note.text)
     return RenderOut(
         doc_id=file.doc_id,
         root=file.root,
@@ -267,8 +283,8 @@ def _render(engine: Engine, ref: str, resolvers: _ResolverCache) -> RenderOut:
         headings=[
             HeadingOut(id=h.id, level=h.level, text=h.text, line=h.line) for h in rendered.headings
         ],
-        outgoing=[LinkOut(**item) for item in links["outgoing"]],
-        backlinks=[LinkOut(**item) for item in links["backlinks"]],
+        outgoing=[LinkOut(**item) for item in note.links["outgoing"]],
+        backlinks=[LinkOut(**item) for item in note.links["backlinks"]],
     )
 
 

@@ -302,7 +302,7 @@
     });
     const item = el(
       "li",
-      { class: "result", role: "option", id: `result-${i}`, "aria-selected": "false", tabindex: "-1" },
+      { class: "result", id: `result-${i}`, tabindex: "-1", "aria-label": `${r.title}, ${where}` },
       el(
         "div",
         { class: "result-head" },
@@ -390,13 +390,12 @@
     if (!items.length) return;
     i = Math.max(0, Math.min(items.length - 1, i));
     if (state.selected >= 0 && items[state.selected]) {
-      items[state.selected].setAttribute("aria-selected", "false");
+      items[state.selected].removeAttribute("aria-current");
       items[state.selected].tabIndex = -1;
     }
     state.selected = i;
-    items[i].setAttribute("aria-selected", "true");
+    items[i].setAttribute("aria-current", "true");
     items[i].tabIndex = 0;
-    $("results").setAttribute("aria-activedescendant", items[i].id);
     if (focus) {
       items[i].focus();
       items[i].scrollIntoView({ block: "nearest" });
@@ -467,23 +466,24 @@
   // -- the reader ----------------------------------------------------------------------------------
 
   async function openDoc(id, params) {
+    // Read again even when it is the note on show: it may have changed since.
     const seq = ++state.docSeq;
     $("reader-error").hidden = true;
-    let data = state.doc && state.doc.doc_id === id ? state.doc : null;
-    if (!data) {
-      try {
-        data = await api("GET", "/render/" + encodePath(id));
-      } catch (err) {
-        if (seq !== state.docSeq) return;
-        $("reader-error").textContent = `Cannot open ${id}: ${err.message}`;
-        $("reader-error").hidden = false;
-        return;
-      }
+    let data;
+    try {
+      data = await api("GET", "/render/" + encodePath(id));
+    } catch (err) {
       if (seq !== state.docSeq) return;
-      state.doc = data;
-      showDoc(data);
-      loadGraph(data.doc_id);
+      $("reader-error").textContent = `Cannot open ${id}: ${err.message}`;
+      $("reader-error").hidden = false;
+      return;
     }
+    if (seq !== state.docSeq) return;
+    const previous = state.doc;
+    state.doc = data;
+    if (!previous || previous.html !== data.html || previous.doc_id !== data.doc_id) showDoc(data);
+    else showLinks(data);
+    if (!previous || previous.doc_id !== data.doc_id) loadGraph(data.doc_id);
     place(params);
   }
 
