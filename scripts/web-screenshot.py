@@ -1,36 +1,25 @@
 """Take the README's screenshot of the web page: `.venv/bin/python scripts/web-screenshot.py`.
 
 Serves a copy of examples/vault with `noteseek serve` (embeddings on, so hybrid search and the
-embedding bar show), searches "redis ttl" in Debian's headless Chromium, opens the first result,
-shows why it ranked, and writes docs/img/web-page.png (or the path given).
+embedding bar show; the browser tests' server helper), searches "redis ttl" in Debian's headless
+Chromium, opens the first result, shows why it ranked, and writes docs/img/web-page.png (or the
+path given).
 """
 
 from __future__ import annotations
 
-import os
-import re
 import shutil
-import signal
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-import httpx
-from playwright.sync_api import sync_playwright
-
 REPO = Path(__file__).resolve().parent.parent
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+sys.path.insert(0, str(REPO))
+
+from playwright.sync_api import sync_playwright  # noqa: E402
+from tests.helpers import project  # noqa: E402
+from tests.test_serve import serve_env  # noqa: E402
+from tests.test_web import CHROMIUM, CHROMIUM_ARGS, Server  # noqa: E402
 
 
 def main() -> None:
@@ -39,51 +28,26 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp)
         shutil.copytree(REPO / "examples" / "vault", base / "vault")
-        (base / ".noteseek.toml").write_text('[roots.notes]\npath = "vault"\n', encoding="utf-8")
-        env = {k: v for k, v in os.environ.items() if not k.startswith("NOTESEEK_")}
-        env.update(XDG_DATA_HOME=str(base / "data"), XDG_CONFIG_HOME=str(base / "config"))
-        log = base / "serve.log"
-        with log.open("wb") as sink:
-            proc = subprocess.Popen(
-                [sys.executable, "-m", "noteseek.interfaces.cli", "serve", "--port", "0"],
-                cwd=base,
-                env=env,
-                stdout=sink,
-                stderr=subprocess.STDOUT,
-            )
+        folder = base / "project"
+        folder.mkdir()
+        project(folder, {"notes": base / "vault"})
+        env = serve_env(base / "home", NOTESEEK_EMBEDDING__ENABLED="true")
+        server = Server(folder, env).start()
         try:
-            url = wait_ready(proc, log)
-            shoot(url, out)
+            server.wait_indexed(timeout=300)  # "ready" once every section has its vector
+            shoot(server.url, out)
         finally:
-            os.kill(proc.pid, signal.SIGTERM)
-            proc.wait(30)
+            server.stop()
     print(f"wrote {out}")
-
-
-def wait_ready(proc: subprocess.Popen[bytes], log: Path) -> str:
-    deadline = time.monotonic() + 300
-    url = ""
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            sys.exit(f"noteseek serve exited:\n{log.read_text()}")
-        if not url:
-            found = re.search(r"listening on (http://[\d.:]+)", log.read_text())
-            url = found.group(1) if found else ""
-        else:
-            status = httpx.get(f"{url}/status", timeout=30).json()
-            if status.get("status") == "ready" and status.get("documents"):
-                return url
-        time.sleep(0.5)
-    sys.exit("the index was not ready within 5 minutes")
 
 
 def shoot(url: str, out: Path) -> None:
     with sync_playwright() as p, tempfile.TemporaryDirectory() as profile:
         context = p.chromium.launch_persistent_context(
             profile,
-            executable_path="/usr/bin/chromium",
+            executable_path=str(CHROMIUM),
             headless=True,
-            args=ARGS,
+            args=CHROMIUM_ARGS,
             viewport={"width": 1440, "height": 900},
             color_scheme="light",
         )

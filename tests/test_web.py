@@ -30,6 +30,7 @@ from playwright.sync_api import expect
 
 from tests.conftest import EXAMPLE_VAULT, REPO
 from tests.helpers import project, write
+from tests.test_serve import serve_env
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -122,8 +123,8 @@ class Server:
         headers = {"Authorization": f"Bearer {TOKEN}"}
         return dict(httpx.get(f"{self.url}/status", headers=headers, timeout=30).json())
 
-    def wait_indexed(self) -> dict[str, Any]:
-        deadline = time.monotonic() + 60
+    def wait_indexed(self, timeout: float = 60) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             try:
                 status = self.status()
@@ -156,17 +157,7 @@ def start_server(base: Path, **env: str) -> Server:
     folder = base / "project"
     folder.mkdir()
     project(folder, {"notes": make_vault(base)})
-    home = base / "home"
-    environ = {k: v for k, v in os.environ.items() if not k.upper().startswith("NOTESEEK_")}
-    environ.update(
-        HOME=str(home),
-        XDG_CONFIG_HOME=str(home / "config"),
-        XDG_DATA_HOME=str(home / "data"),
-        NOTESEEK_EMBEDDING__ENABLED="false",
-        NOTESEEK_SEARCH__RECENCY="off",
-        **env,
-    )
-    return Server(folder, environ).start()
+    return Server(folder, serve_env(base / "home", **env)).start()
 
 
 @pytest.fixture(scope="module")
