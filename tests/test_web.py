@@ -290,6 +290,14 @@ def test_search_shows_highlighted_results(web: Watched) -> None:
     assert "**" not in first.locator(".snippet").inner_text()
     assert first.locator(".lane").first.inner_text() == "keyword #1"
     assert hash_of(page) == "#/search?q=redis+ttl"
+    # The name in the corner starts again from nothing; back returns to the results.
+    page.click(".brand")
+    expect(page.locator("#results li")).to_have_count(0)
+    expect(page.locator("#reader-empty")).to_be_visible()
+    assert page.input_value("#q") == ""
+    page.go_back()
+    expect(page.locator("#results li.result").first).to_be_visible()
+    assert page.input_value("#q") == "redis ttl"
 
 
 def test_why_shows_each_lanes_contribution(web: Watched) -> None:

@@ -172,7 +172,31 @@
       runSearch(r.params);
     } else if (r.name === "doc") {
       openDoc(r.id, r.params);
+    } else {
+      home();
     }
+  }
+
+  function home() {
+    // A clean slate: no query, no results, no note.
+    state.searchSeq++;
+    state.docSeq++;
+    state.results = [];
+    state.selected = -1;
+    state.searchKey = null;
+    state.doc = null;
+    fillForm(new URLSearchParams());
+    $("filters").open = false;
+    $("results").replaceChildren();
+    $("warnings").replaceChildren();
+    $("result-count").textContent = "";
+    $("reader").hidden = true;
+    $("reader-error").hidden = true;
+    $("reader-empty").hidden = false;
+    $("doc-body").replaceChildren();
+    $("links").hidden = true;
+    $("graph-panel").hidden = true;
+    document.title = "noteseek";
   }
 
   window.addEventListener("hashchange", route);
