@@ -206,3 +206,65 @@ def test_mmr_moves_a_near_copy_below_a_different_result(notes_engine: Engine) ->
     assert [f.score for f in order] == [0.9, 0.85, 0.8, 0.1]  # scores stay positional
     plain = mmr([Fused(f.rowid, f.fused, f.score) for f in fused], index, 1.0, 3)
     assert [f.rowid for f in plain] == [a, b, c, 999999]
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_an_expensive_update_is_not_repeated_for_every_search(
+    notes_engine: Engine, tmp_path: Path
+) -> None:
+    """While a bulk change is written batch by batch, searches use the last state until the
+    last update's cost times REFRESH_COST_FACTOR has passed, then catch up."""
+    from noteseek.search import vector
+
+    fill_vectors(notes_engine)
+    clock = FakeClock()
+    index = VectorIndex(notes_engine.store, MODEL, DIM, clock=clock)
+    real_apply = index._apply_changes
+
+    def slow_apply() -> None:  # an update that takes 2 s of the (fake) clock
+        real_apply()
+        clock.now += 2.0
+
+    index._apply_changes = slow_apply  # type: ignore[method-assign]
+    index.sync()
+    first = index.size
+    write(tmp_path / "notes" / "home" / "new-a.md", "# New A\n\nFresh words.\n")
+    notes_engine.index()
+    fill_vectors(notes_engine, seed=1)
+    clock.now += 0.5
+    index.sync()
+    assert index.size == first + 1  # applied (the first load cost nothing on the fake clock)
+    write(tmp_path / "notes" / "home" / "new-b.md", "# New B\n\nMore words.\n")
+    notes_engine.index()
+    fill_vectors(notes_engine, seed=2)
+    clock.now += 2.0 * vector.REFRESH_COST_FACTOR - 1  # not yet
+    assert index.search(query(3), 100)
+    assert index.size == first + 1
+    clock.now += 1.5  # past the gap: the next search catches up
+    index.search(query(3), 100)
+    assert index.size == first + 2
+
+
+def test_fetching_many_vectors_starts_from_the_chunks(notes_engine: Engine) -> None:
+    """SQLite's planner scanned every vector of the model (blobs included) for a few hundred
+    rowids, 19 s per 900 at 107k vectors; chunk_vectors keeps chunks as the outer loop."""
+    fill_vectors(notes_engine)
+    store = notes_engine.store
+    statements: list[str] = []
+    store._conn.set_trace_callback(statements.append)
+    try:
+        rowids = [rowid for rowid, _key in store.vector_chunk_keys(MODEL)]
+        got = store.chunk_vectors(MODEL, [*rowids, *range(10**6, 10**6 + 400)])
+    finally:
+        store._conn.set_trace_callback(None)
+    assert sorted(r for r, _k, _v in got) == sorted(rowids)
+    fetch = next(s for s in statements if "v.vector" in s and " IN (" in s)
+    plan = [row[3] for row in store._conn.execute("EXPLAIN QUERY PLAN " + fetch)]
+    assert plan[0].startswith("SEARCH c USING INTEGER PRIMARY KEY"), plan

@@ -36,7 +36,7 @@ from noteseek.search import pipeline, recency
 from noteseek.search.compress import compress
 from noteseek.search.filters import build_filters
 from noteseek.search.pipeline import MODES, Mode, VectorLane
-from noteseek.search.vector import VectorIndex
+from noteseek.search.vector import VectorIndex, refresh_gap
 from noteseek.store.base import ChunkRow, FileRow
 from noteseek.store.factory import INDEX_FILE, open_store
 from noteseek.store.sqlite import SQLiteStore
@@ -129,7 +129,7 @@ class Engine:
         self._analyzer: Analyzer | None = None
         self._embedder: Embedder | None = None
         self._vectors: VectorIndex | None = None
-        self._vector_state: tuple[tuple[int, int], int, int] | None = None
+        self._vector_state: tuple[tuple[int, int], int, int, float] | None = None
         self._graph: tuple[tuple[int, int], LinkGraph] | None = None
         self._cross_encoder: Any = None
         self._dates_trusted: tuple[tuple[int, int], bool] | None = None
@@ -185,13 +185,25 @@ class Engine:
             self.notices.append(report.notice)
         return report
 
-    def embedding_progress(self) -> tuple[int, int]:
-        """(chunks with a vector of the configured model, all chunks); cached per index change."""
+    def embedding_progress(self, *, allow_stale: bool = False) -> tuple[int, int]:
+        """(chunks with a vector of the configured model, all chunks); cached per index change.
+
+        Counting costs a join over every chunk (over a second at 300k chunks). With
+        ``allow_stale`` (searches and status, not the indexer deciding what to embed), a count
+        is kept after the index changed until a time proportional to its cost has passed
+        (``search.vector.refresh_gap``), as the vector index does.
+        """
         token = self.store.change_token()
-        if self._vector_state is None or self._vector_state[0] != token:
-            embedded, total = self.store.vector_progress(self.model_id)
-            self._vector_state = (token, embedded, total)
-        return self._vector_state[1], self._vector_state[2]
+        state = self._vector_state
+        if state is not None and (
+            state[0] == token or (allow_stale and time.monotonic() < state[3])
+        ):
+            return state[1], state[2]
+        started = time.monotonic()
+        embedded, total = self.store.vector_progress(self.model_id)
+        finished = time.monotonic()
+        self._vector_state = (token, embedded, total, finished + refresh_gap(finished - started))
+        return embedded, total
 
     def vector_index(self) -> VectorIndex:
         if self._vectors is None:
@@ -510,7 +522,7 @@ class Engine:
                     "semantic search is off (embedding.enabled = false); use --mode keyword"
                 )
             return None
-        embedded, total = self.embedding_progress()
+        embedded, total = self.embedding_progress(allow_stale=True)
         if embedded == 0:
             stored_model = self.store.meta(MODEL_META_KEY)
             note = (
@@ -811,7 +823,7 @@ class Engine:
             for p in self.store.problems()
         ]
         out["last_run"] = self.store.last_run()
-        embedded, total = self.embedding_progress()
+        embedded, total = self.embedding_progress(allow_stale=True)
         emb = self.settings.embedding
         out["embedding"] = {
             "enabled": emb.enabled,

@@ -375,7 +375,7 @@ class NoteseekTools:
         if self.engine.settings.embedding.enabled and not (
             self.service is not None and self.service.embedding_blocked
         ):
-            embedded, total = self.engine.embedding_progress()
+            embedded, total = self.engine.embedding_progress(allow_stale=True)
             return embedded < total
         return False
 

@@ -11,7 +11,8 @@ the allowed rows when the graph returns too few, so a filter never starves the r
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 import numpy as np
@@ -20,6 +21,21 @@ import numpy.typing as npt
 from noteseek.store.sqlite import SQLiteStore
 
 DType = Literal["float32", "float16"]
+
+REFRESH_COST_FACTOR = 4.0
+"""After an update of the matrix that took T seconds, the next one waits until T times this
+has passed. Keeping in step costs a scan of every chunk's key (about a second at 300k chunks),
+so while a bulk change is being written (a forced re-index, a large pull) searches would
+otherwise pay it after every committed batch; this way at most a fifth of the time goes to it,
+and searches in between use the last state (rows deleted since are skipped when results are
+read). An update that took less than ``THROTTLE_FROM`` seconds never delays the next, so
+small and medium indexes stay exactly in step."""
+THROTTLE_FROM = 0.05
+
+
+def refresh_gap(cost: float) -> float:
+    """Seconds to wait before the next update after one that took ``cost`` seconds."""
+    return cost * REFRESH_COST_FACTOR if cost >= THROTTLE_FROM else 0.0
 
 
 class VectorIndex:
@@ -33,6 +49,7 @@ class VectorIndex:
         *,
         dtype: DType = "float32",
         hnsw_threshold: int = 0,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.store = store
         self.model = model
@@ -50,6 +67,8 @@ class VectorIndex:
         self._generation = 0  # bumped when a graph in the making is no longer wanted
         self.hnsw_error: str | None = None
         self._lock = threading.RLock()
+        self._clock = clock
+        self._next_sync = 0.0
 
     @property
     def size(self) -> int:
@@ -69,10 +88,14 @@ class VectorIndex:
     # -- keeping in step with the store ---------------------------------------------------------
 
     def sync(self) -> None:
-        """Load or update the matrix if the store changed since the last call."""
+        """Load or update the matrix if the store changed since the last update, unless the
+        last update was too recent for its cost (``REFRESH_COST_FACTOR``)."""
         with self._lock:
             token = self.store.change_token()
             if token == self._token:
+                return
+            started = self._clock()
+            if self._token is not None and started < self._next_sync:
                 return
             if self._token is None:
                 self._load_all()
@@ -80,6 +103,8 @@ class VectorIndex:
                 self._apply_changes()
             self._token = token
             self._sync_hnsw()
+            finished = self._clock()
+            self._next_sync = finished + refresh_gap(finished - started)
 
     def _load_all(self) -> None:
         rows = self.store.all_chunk_vectors(self.model)
