@@ -11,7 +11,9 @@ Security, outermost first: CORS (off unless ``serve.cors_origins``), a Host/Orig
 against DNS rebinding (``/mcp`` uses the MCP SDK's transport security with the same names), a
 request body limit (``serve.max_body_bytes``, 413), and the API token (``serve.token``, sent as
 ``Authorization: Bearer``) on every API and MCP route. ``/health``, ``/openapi.json``,
-``/docs`` and the page's static files are open: they reveal nothing from the notes.
+and the page's static files are open: they reveal nothing from the notes. There is no
+``/docs`` explorer: FastAPI's loads its scripts from a CDN, which a local-first server must not
+depend on (nor run third-party code on its own origin).
 """
 
 from __future__ import annotations
@@ -606,6 +608,8 @@ def create_app(live: LiveTools, serve: ServeSettings) -> FastAPI:
         "When a token is configured, every route except /health, /openapi.json and the page "
         'needs `Authorization: Bearer <token>`. Errors are `{"error": "..."}`.',
         lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
     )
     _install_error_handlers(app)
     auth = _auth_dependency(token)

@@ -91,7 +91,7 @@ def run_server(config: LoadedConfig, *, watch: bool = True) -> None:
     )
     url = url_of(sock)
     sys.stderr.write(
-        f"noteseek serve: listening on {url} (API {url}/docs, MCP {url}/mcp"
+        f"noteseek serve: listening on {url} (OpenAPI {url}/openapi.json, MCP {url}/mcp"
         + (", token required" if serve.token is not None else "")
         + ")\n"
     )
