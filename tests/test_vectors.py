@@ -268,3 +268,40 @@ def test_fetching_many_vectors_starts_from_the_chunks(notes_engine: Engine) -> N
     fetch = next(s for s in statements if "v.vector" in s and " IN (" in s)
     plan = [row[3] for row in store._conn.execute("EXPLAIN QUERY PLAN " + fetch)]
     assert plan[0].startswith("SEARCH c USING INTEGER PRIMARY KEY"), plan
+
+
+def test_a_bulk_change_drops_the_graph_until_writes_are_quiet(
+    notes_engine: Engine, tmp_path: Path
+) -> None:
+    """Inserting a large change into HNSW would hold searches for tens of seconds: the graph
+    is dropped (exact search meanwhile) and built again once no bulk change came for a while."""
+    from noteseek.search import vector
+
+    vectors = fill_vectors(notes_engine)
+    clock = FakeClock()
+    index = VectorIndex(notes_engine.store, MODEL, DIM, hnsw_threshold=10, clock=clock)
+    index.sync()
+    assert index.wait_for_hnsw(60)
+    # A small change is applied to the graph in place.
+    write(tmp_path / "notes" / "home" / "one-more.md", "# One more\n\nText.\n")
+    notes_engine.index()
+    fill_vectors(notes_engine, seed=1)
+    index.sync()
+    assert index.uses_hnsw
+    # A bulk change (a tenth of the notes rewritten) drops it; searches stay exact and right.
+    for i in range(0, 60, 10):
+        folder = "work" if i % 3 == 0 else "home"
+        write(tmp_path / "notes" / folder / f"n{i:02d}.md", f"# Note {i}\n\nRewritten {i}.\n")
+    notes_engine.index()
+    vectors = fill_vectors(notes_engine, seed=2)
+    q = query(7)
+    assert [r for r, _ in index.search(q, 5)] == brute_force(vectors, q, 5)
+    assert not index.uses_hnsw and index._builder is None
+    clock.now += vector.HNSW_QUIET_SECONDS - 1
+    index.search(q, 5)
+    assert index._builder is None  # not quiet long enough yet
+    clock.now += 2
+    index.search(q, 5)
+    assert index.wait_for_hnsw(60)  # built again in the background
+    got = {r for r, _ in index.search(q, 10)}
+    assert len(got & set(brute_force(vectors, q, 10))) >= 9

@@ -9,6 +9,7 @@ stops the watcher and the worker and releases the writer lock; the process exits
 
 from __future__ import annotations
 
+import faulthandler
 import logging
 import signal
 import socket
@@ -96,6 +97,8 @@ def run_server(config: LoadedConfig, *, watch: bool = True) -> None:
         + ")\n"
     )
     sys.stderr.flush()
+    # `kill -USR1 <pid>` prints every thread's stack to the log: what a busy server is doing.
+    faulthandler.register(signal.SIGUSR1, file=sys.stderr, all_threads=True)
     # uvicorn handles SIGTERM and SIGINT while it runs and, once stopped, raises the signal
     # again for the handler that was there before; that handler must not kill the process.
     previous = {sig: signal.signal(sig, _ignore) for sig in (signal.SIGTERM, signal.SIGINT)}

@@ -31,6 +31,13 @@ and searches in between use the last state (rows deleted since are skipped when 
 read). An update that took less than ``THROTTLE_FROM`` seconds never delays the next, so
 small and medium indexes stay exactly in step."""
 THROTTLE_FROM = 0.05
+HNSW_REBUILD_SHARE = 0.05
+"""A change to more than this share of the rows drops the HNSW graph (searches go exact)
+instead of updating it in place: inserting tens of thousands of vectors into the graph takes
+tens of seconds, which a search must not wait for."""
+HNSW_QUIET_SECONDS = 30.0
+"""After such a change, the graph is built again (in the background) once no other large
+change has come for this long, so a long bulk write does not start build after build."""
 
 
 def refresh_gap(cost: float) -> float:
@@ -69,6 +76,7 @@ class VectorIndex:
         self._lock = threading.RLock()
         self._clock = clock
         self._next_sync = 0.0
+        self._last_bulk = float("-inf")
 
     @property
     def size(self) -> int:
@@ -93,6 +101,8 @@ class VectorIndex:
         with self._lock:
             token = self.store.change_token()
             if token == self._token:
+                if self._hnsw is None and self._builder is None:
+                    self._sync_hnsw()  # a graph dropped by a bulk change, once it is quiet
                 return
             started = self._clock()
             if self._token is not None and started < self._next_sync:
@@ -117,6 +127,9 @@ class VectorIndex:
         current_idents = _idents(current)
         gone_mask = ~np.isin(self._idents, current_idents)
         new_mask = ~np.isin(current_idents, self._idents)
+        if int(gone_mask.sum() + new_mask.sum()) > HNSW_REBUILD_SHARE * max(self.size, 1):
+            self._drop_hnsw()
+            self._last_bulk = self._clock()
         if gone_mask.any():
             gone = self._ids[gone_mask]
             keep = ~gone_mask
@@ -154,12 +167,10 @@ class VectorIndex:
         """
         wanted = self.hnsw_threshold > 0 and self.size >= self.hnsw_threshold
         if not wanted:
-            if self._hnsw is not None or self._builder is not None:
-                self._generation += 1
-            self._hnsw = None
-            self._builder = None
+            self._drop_hnsw()
             return
-        if self._hnsw is None and self._builder is None and self.hnsw_error is None:
+        quiet = self._clock() - self._last_bulk >= HNSW_QUIET_SECONDS
+        if self._hnsw is None and self._builder is None and self.hnsw_error is None and quiet:
             builder = threading.Thread(
                 target=self._build_graph,
                 args=(self._ids, self._idents, self._matrix, self._generation),
@@ -168,6 +179,12 @@ class VectorIndex:
             )
             self._builder = builder
             builder.start()
+
+    def _drop_hnsw(self) -> None:
+        if self._hnsw is not None or self._builder is not None:
+            self._generation += 1  # a graph being built is no longer wanted
+        self._hnsw = None
+        self._builder = None
 
     def _build_graph(
         self,
