@@ -216,40 +216,57 @@ class FakeClock:
         return self.now
 
 
-def test_an_expensive_update_is_not_repeated_for_every_search(
-    notes_engine: Engine, tmp_path: Path
-) -> None:
-    """While a bulk change is written batch by batch, searches use the last state until the
-    last update's cost times REFRESH_COST_FACTOR has passed, then catch up."""
-    from noteseek.search import vector
+def test_an_expensive_update_runs_in_the_background(notes_engine: Engine, tmp_path: Path) -> None:
+    """Once keeping in step costs more than THROTTLE_FROM (a bulk change on a large index),
+    searches stop waiting for it: the update runs on a background thread, at most once per its
+    own duration, and searches use the last complete state until it lands."""
+    import threading
 
     fill_vectors(notes_engine)
     clock = FakeClock()
     index = VectorIndex(notes_engine.store, MODEL, DIM, clock=clock)
-    real_apply = index._apply_changes
+    real_changes = index._changes
+    release = threading.Event()
+    release.set()
+    readers: list[str] = []
 
-    def slow_apply() -> None:  # an update that takes 2 s of the (fake) clock
-        real_apply()
-        clock.now += 2.0
+    def slow_changes(store, idents):  # type: ignore[no-untyped-def]
+        readers.append(threading.current_thread().name)
+        assert release.wait(30)
+        out = real_changes(store, idents)
+        clock.now += 2.0  # it takes 2 s of the (fake) clock
+        return out
 
-    index._apply_changes = slow_apply  # type: ignore[method-assign]
+    index._changes = slow_changes  # type: ignore[method-assign]
     index.sync()
     first = index.size
-    write(tmp_path / "notes" / "home" / "new-a.md", "# New A\n\nFresh words.\n")
-    notes_engine.index()
-    fill_vectors(notes_engine, seed=1)
-    clock.now += 0.5
-    index.sync()
-    assert index.size == first + 1  # applied (the first load cost nothing on the fake clock)
-    write(tmp_path / "notes" / "home" / "new-b.md", "# New B\n\nMore words.\n")
-    notes_engine.index()
-    fill_vectors(notes_engine, seed=2)
-    clock.now += 2.0 * vector.REFRESH_COST_FACTOR - 1  # not yet
+
+    def add_note(name: str, seed: int) -> None:
+        write(tmp_path / "notes" / "home" / f"{name}.md", f"# {name}\n\nFresh words.\n")
+        notes_engine.index()
+        fill_vectors(notes_engine, seed=seed)
+
+    add_note("new-a", 1)
+    index.sync()  # the last update was cheap: done inside the call
+    assert index.size == first + 1 and readers == [threading.current_thread().name]
+    add_note("new-b", 2)
+    clock.now += 1.0  # within 2 s of the last (2 s) update: nothing yet
     assert index.search(query(3), 100)
+    assert index.size == first + 1 and len(readers) == 1
+    clock.now += 1.5
+    release.clear()
+    assert index.search(query(3), 100)  # answers from the last state, not waiting
     assert index.size == first + 1
-    clock.now += 1.5  # past the gap: the next search catches up
-    index.search(query(3), 100)
-    assert index.size == first + 2
+    release.set()
+    index.wait_for_refresh(30)
+    assert readers[-1] == "noteseek-vectors"
+    assert index.size == first + 2 and index.refresh_error is None
+    vectors = {
+        r: np.frombuffer(b, dtype=np.float32)
+        for r, _k, b in notes_engine.store.all_chunk_vectors(MODEL)
+    }
+    q = query(4)
+    assert [r for r, _ in index.search(q, 5)] == brute_force(vectors, q, 5)
 
 
 def test_fetching_many_vectors_starts_from_the_chunks(notes_engine: Engine) -> None:
@@ -305,3 +322,24 @@ def test_a_bulk_change_drops_the_graph_until_writes_are_quiet(
     assert index.wait_for_hnsw(60)  # built again in the background
     got = {r for r, _ in index.search(q, 10)}
     assert len(got & set(brute_force(vectors, q, 10))) >= 9
+
+
+def test_an_expensive_vector_count_is_redone_in_the_background(
+    notes_engine: Engine, tmp_path: Path
+) -> None:
+    """Searches and status may use the last count while a new one runs in the background; the
+    indexer (allow_stale=False) always gets an exact count."""
+    engine = notes_engine
+    fill_vectors(engine)
+    engine.settings.embedding.model = MODEL  # count this test's vectors
+    assert engine.embedding_progress() == (60, 60)
+    token, embedded, total, _cost = engine._vector_state  # type: ignore[misc]
+    engine._vector_state = (token, embedded, total, 3.0)  # as if counting took 3 s
+    write(tmp_path / "notes" / "home" / "new.md", "# New\n\nNo vector yet.\n")
+    engine.index()
+    assert engine.embedding_progress(allow_stale=True) == (60, 60)  # the last count, at once
+    counter = engine._counter
+    assert counter is not None and counter.name == "noteseek-count"
+    counter.join(30)
+    assert engine.embedding_progress(allow_stale=True) == (60, 61)
+    assert engine.embedding_progress() == (60, 61)

@@ -7,6 +7,7 @@ SQL, analysis and ranking stay behind this class.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import re
 import threading
@@ -36,11 +37,13 @@ from noteseek.search import pipeline, recency
 from noteseek.search.compress import compress
 from noteseek.search.filters import build_filters
 from noteseek.search.pipeline import MODES, Mode, VectorLane
-from noteseek.search.vector import VectorIndex, refresh_gap
+from noteseek.search.vector import THROTTLE_FROM, VectorIndex
 from noteseek.store.base import ChunkRow, FileRow
 from noteseek.store.factory import INDEX_FILE, open_store
 from noteseek.store.sqlite import SQLiteStore
 from noteseek.types import Hit
+
+log = logging.getLogger(__name__)
 
 LAST_INDEX_FILE = "last-index"
 COMMUNITY_THROTTLE = 60.0
@@ -130,6 +133,9 @@ class Engine:
         self._embedder: Embedder | None = None
         self._vectors: VectorIndex | None = None
         self._vector_state: tuple[tuple[int, int], int, int, float] | None = None
+        """(change token, embedded, total, seconds the count took)."""
+        self._counter: threading.Thread | None = None
+        self._count_lock = threading.Lock()
         self._graph: tuple[tuple[int, int], LinkGraph] | None = None
         self._cross_encoder: Any = None
         self._dates_trusted: tuple[tuple[int, int], bool] | None = None
@@ -188,22 +194,46 @@ class Engine:
     def embedding_progress(self, *, allow_stale: bool = False) -> tuple[int, int]:
         """(chunks with a vector of the configured model, all chunks); cached per index change.
 
-        Counting costs a join over every chunk (over a second at 300k chunks). With
-        ``allow_stale`` (searches and status, not the indexer deciding what to embed), a count
-        is kept after the index changed until a time proportional to its cost has passed
-        (``search.vector.refresh_gap``), as the vector index does.
+        Counting joins every chunk with its vector: milliseconds on small indexes, seconds on
+        large ones while they are being written. With ``allow_stale`` (searches and status,
+        not the indexer deciding what to embed), an expensive count (``THROTTLE_FROM``) is
+        redone on a background thread, as the vector index is, and the last one answers
+        meanwhile.
         """
         token = self.store.change_token()
         state = self._vector_state
-        if state is not None and (
-            state[0] == token or (allow_stale and time.monotonic() < state[3])
-        ):
+        if state is not None and state[0] == token:
+            return state[1], state[2]
+        if state is not None and allow_stale and state[3] >= THROTTLE_FROM:
+            with self._count_lock:
+                if self._counter is None:
+                    self._counter = threading.Thread(
+                        target=self._count_in_background,
+                        args=(token,),
+                        name="noteseek-count",
+                        daemon=True,
+                    )
+                    self._counter.start()
             return state[1], state[2]
         started = time.monotonic()
         embedded, total = self.store.vector_progress(self.model_id)
-        finished = time.monotonic()
-        self._vector_state = (token, embedded, total, finished + refresh_gap(finished - started))
+        self._vector_state = (token, embedded, total, time.monotonic() - started)
         return embedded, total
+
+    def _count_in_background(self, token: tuple[int, int]) -> None:
+        try:
+            store = SQLiteStore(self.index_dir / INDEX_FILE, readonly=True)
+            try:
+                started = time.monotonic()
+                embedded, total = store.vector_progress(self.model_id)
+                self._vector_state = (token, embedded, total, time.monotonic() - started)
+            finally:
+                store.close()
+        except Exception:  # the last count stays; the next call tries again
+            log.debug("counting vectors failed", exc_info=True)
+        finally:
+            with self._count_lock:
+                self._counter = None
 
     def vector_index(self) -> VectorIndex:
         if self._vectors is None:
