@@ -238,3 +238,140 @@ def test_semantic_duplicates_are_dropped_by_cosine(notes_engine: Engine) -> None
     assert kept(0.95) == [a, c]  # b says what a says
     assert kept(0.97) == [a, b, c]
     assert kept(0.0) == [a, b, c]  # off
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_an_expensive_update_runs_in_the_background(notes_engine: Engine, tmp_path: Path) -> None:
+    """Once keeping in step costs more than THROTTLE_FROM (a bulk change on a large index),
+    searches stop waiting for it: the update runs on a background thread, at most once per its
+    own duration, and searches use the last complete state until it lands."""
+    import threading
+
+    fill_vectors(notes_engine)
+    clock = FakeClock()
+    index = VectorIndex(notes_engine.store, MODEL, DIM, clock=clock)
+    real_changes = index._changes
+    release = threading.Event()
+    release.set()
+    readers: list[str] = []
+
+    def slow_changes(store, idents):  # type: ignore[no-untyped-def]
+        readers.append(threading.current_thread().name)
+        assert release.wait(30)
+        out = real_changes(store, idents)
+        clock.now += 2.0  # it takes 2 s of the (fake) clock
+        return out
+
+    index._changes = slow_changes  # type: ignore[method-assign]
+    index.sync()
+    first = index.size
+
+    def add_note(name: str, seed: int) -> None:
+        write(tmp_path / "notes" / "home" / f"{name}.md", f"# {name}\n\nFresh words.\n")
+        notes_engine.index()
+        fill_vectors(notes_engine, seed=seed)
+
+    add_note("new-a", 1)
+    index.sync()  # the last update was cheap: done inside the call
+    assert index.size == first + 1 and readers == [threading.current_thread().name]
+    add_note("new-b", 2)
+    clock.now += 1.0  # within 2 s of the last (2 s) update: nothing yet
+    assert index.search(query(3), 100)
+    assert index.size == first + 1 and len(readers) == 1
+    clock.now += 1.5
+    release.clear()
+    assert index.search(query(3), 100)  # answers from the last state, not waiting
+    assert index.size == first + 1
+    release.set()
+    index.wait_for_refresh(30)
+    assert readers[-1] == "noteseek-vectors"
+    assert index.size == first + 2 and index.refresh_error is None
+    vectors = {
+        r: np.frombuffer(b, dtype=np.float32)
+        for r, _k, b in notes_engine.store.all_chunk_vectors(MODEL)
+    }
+    q = query(4)
+    assert [r for r, _ in index.search(q, 5)] == brute_force(vectors, q, 5)
+
+
+def test_fetching_many_vectors_starts_from_the_chunks(notes_engine: Engine) -> None:
+    """SQLite's planner scanned every vector of the model (blobs included) for a few hundred
+    rowids, 19 s per 900 at 107k vectors; chunk_vectors keeps chunks as the outer loop."""
+    fill_vectors(notes_engine)
+    store = notes_engine.store
+    statements: list[str] = []
+    store._conn.set_trace_callback(statements.append)
+    try:
+        rowids = [rowid for rowid, _key in store.vector_chunk_keys(MODEL)]
+        got = store.chunk_vectors(MODEL, [*rowids, *range(10**6, 10**6 + 400)])
+    finally:
+        store._conn.set_trace_callback(None)
+    assert sorted(r for r, _k, _v in got) == sorted(rowids)
+    fetch = next(s for s in statements if "v.vector" in s and " IN (" in s)
+    plan = [row[3] for row in store._conn.execute("EXPLAIN QUERY PLAN " + fetch)]
+    assert plan[0].startswith("SEARCH c USING INTEGER PRIMARY KEY"), plan
+
+
+def test_a_bulk_change_drops_the_graph_until_writes_are_quiet(
+    notes_engine: Engine, tmp_path: Path
+) -> None:
+    """Inserting a large change into HNSW would hold searches for tens of seconds: the graph
+    is dropped (exact search meanwhile) and built again once no bulk change came for a while."""
+    from noteseek.search import vector
+
+    vectors = fill_vectors(notes_engine)
+    clock = FakeClock()
+    index = VectorIndex(notes_engine.store, MODEL, DIM, hnsw_threshold=10, clock=clock)
+    index.sync()
+    assert index.wait_for_hnsw(60)
+    # A small change is applied to the graph in place.
+    write(tmp_path / "notes" / "home" / "one-more.md", "# One more\n\nText.\n")
+    notes_engine.index()
+    fill_vectors(notes_engine, seed=1)
+    index.sync()
+    assert index.uses_hnsw
+    # A bulk change (a tenth of the notes rewritten) drops it; searches stay exact and right.
+    for i in range(0, 60, 10):
+        folder = "work" if i % 3 == 0 else "home"
+        write(tmp_path / "notes" / folder / f"n{i:02d}.md", f"# Note {i}\n\nRewritten {i}.\n")
+    notes_engine.index()
+    vectors = fill_vectors(notes_engine, seed=2)
+    q = query(7)
+    assert [r for r, _ in index.search(q, 5)] == brute_force(vectors, q, 5)
+    assert not index.uses_hnsw and index._builder is None
+    clock.now += vector.HNSW_QUIET_SECONDS - 1
+    index.search(q, 5)
+    assert index._builder is None  # not quiet long enough yet
+    clock.now += 2
+    index.search(q, 5)
+    assert index.wait_for_hnsw(60)  # built again in the background
+    got = {r for r, _ in index.search(q, 10)}
+    assert len(got & set(brute_force(vectors, q, 10))) >= 9
+
+
+def test_an_expensive_vector_count_is_redone_in_the_background(
+    notes_engine: Engine, tmp_path: Path
+) -> None:
+    """Searches and status may use the last count while a new one runs in the background; the
+    indexer (allow_stale=False) always gets an exact count."""
+    engine = notes_engine
+    fill_vectors(engine)
+    engine.settings.embedding.model = MODEL  # count this test's vectors
+    assert engine.embedding_progress() == (60, 60)
+    token, embedded, total, _cost = engine._vector_state  # type: ignore[misc]
+    engine._vector_state = (token, embedded, total, 3.0)  # as if counting took 3 s
+    write(tmp_path / "notes" / "home" / "new.md", "# New\n\nNo vector yet.\n")
+    engine.index()
+    assert engine.embedding_progress(allow_stale=True) == (60, 60)  # the last count, at once
+    counter = engine._counter
+    assert counter is not None and counter.name == "noteseek-count"
+    counter.join(30)
+    assert engine.embedding_progress(allow_stale=True) == (60, 61)
+    assert engine.embedding_progress() == (60, 61)

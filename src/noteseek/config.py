@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import platformdirs
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import (
     BaseSettings,
     EnvSettingsSource,
@@ -194,6 +194,53 @@ class WatchSettings(_Section):
         le=3600,
         description="Seconds between a reader's attempts to take the writer role.",
     )
+
+
+class ServeSettings(_Section):
+    """``noteseek serve``: the HTTP API, MCP over streamable HTTP and the web page."""
+
+    host: str = Field(
+        default="127.0.0.1",
+        min_length=1,
+        description="Address to listen on. Any address other than loopback (127.0.0.1, ::1, "
+        "localhost) requires serve.token.",
+    )
+    port: int = Field(default=8765, ge=0, le=65535, description="Port; 0 picks a free one.")
+    token: SecretStr | None = Field(
+        default=None,
+        description="API token: every API and MCP request must send "
+        "'Authorization: Bearer <token>'. Required off loopback. Prefer the environment "
+        "(NOTESEEK_SERVE__TOKEN) to a file.",
+    )
+    cors_origins: list[str] = Field(
+        default_factory=list,
+        description="Browser origins allowed to call the API from other pages "
+        "(https://notes.example.org); empty = CORS off.",
+    )
+    allowed_hosts: list[str] = Field(
+        default_factory=list,
+        description="Extra Host header names accepted (besides loopback names and the "
+        "listening address), e.g. the machine's DNS name when listening on 0.0.0.0; "
+        "'*' accepts any (turns the DNS-rebinding check off).",
+    )
+    max_body_bytes: int = Field(
+        default=1_048_576,
+        ge=1024,
+        le=64 * 1_048_576,
+        description="Largest request body in bytes; larger requests get 413.",
+    )
+
+    @field_validator("token")
+    @classmethod
+    def _token_strength(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None:
+            secret = value.get_secret_value()
+            if len(secret) < 16 or secret != secret.strip():
+                raise ValueError(
+                    "serve.token must hold at least 16 characters and no surrounding "
+                    "whitespace (e.g. python -c 'import secrets; print(secrets.token_urlsafe())')"
+                )
+        return value
 
 
 class ColumnWeights(_Section):
@@ -394,6 +441,7 @@ class Settings(BaseSettings):
     vectors: VectorSettings = Field(default_factory=VectorSettings)
     watch: WatchSettings = Field(default_factory=WatchSettings)
     rerank: RerankSettings = Field(default_factory=RerankSettings)
+    serve: ServeSettings = Field(default_factory=ServeSettings)
 
     @field_validator("roots")
     @classmethod
@@ -675,6 +723,14 @@ path = "{path}"
 [watch]                        # noteseek mcp / watch / serve
 # debounce_ms = 500            # changes within this window are one batch
 # reconcile_interval = 3600    # seconds between full rescans; 0 disables
+
+[serve]                        # noteseek serve
+# host = "127.0.0.1"           # any other address requires a token
+# port = 8765
+# token = "..."                # better: NOTESEEK_SERVE__TOKEN in the environment
+# cors_origins = []            # browser origins allowed to call the API; empty = CORS off
+# allowed_hosts = []           # extra Host names (when listening on 0.0.0.0)
+# max_body_bytes = 1048576
 
 [search]
 # mode = "hybrid"              # hybrid | keyword | semantic

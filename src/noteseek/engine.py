@@ -7,6 +7,7 @@ SQL, analysis and ranking stay behind this class.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import re
 import threading
@@ -39,11 +40,13 @@ from noteseek.search.concepts import ConceptVocabulary
 from noteseek.search.filters import build_filters
 from noteseek.search.graph_lane import GraphView
 from noteseek.search.pipeline import MODES, Mode, VectorLane
-from noteseek.search.vector import VectorIndex
+from noteseek.search.vector import THROTTLE_FROM, VectorIndex
 from noteseek.store.base import ChunkRow, FileRow
 from noteseek.store.factory import INDEX_FILE, open_store
 from noteseek.store.sqlite import SQLiteStore
 from noteseek.types import Hit
+
+log = logging.getLogger(__name__)
 
 LAST_INDEX_FILE = "last-index"
 COMMUNITY_THROTTLE = 60.0
@@ -137,7 +140,10 @@ class Engine:
         self._analyzer: Analyzer | None = None
         self._embedder: Embedder | None = None
         self._vectors: VectorIndex | None = None
-        self._vector_state: tuple[tuple[int, int], int, int] | None = None
+        self._vector_state: tuple[tuple[int, int], int, int, float] | None = None
+        """(change token, embedded, total, seconds the count took)."""
+        self._counter: threading.Thread | None = None
+        self._count_lock = threading.Lock()
         self._graph: tuple[tuple[int, int], LinkGraph] | None = None
         self._graph_by_file: tuple[tuple[int, int], GraphView] | None = None
         self._cross_encoder: Any = None
@@ -199,13 +205,49 @@ class Engine:
             self.notices.append(report.notice)
         return report
 
-    def embedding_progress(self) -> tuple[int, int]:
-        """(chunks with a vector of the configured model, all chunks); cached per index change."""
+    def embedding_progress(self, *, allow_stale: bool = False) -> tuple[int, int]:
+        """(chunks with a vector of the configured model, all chunks); cached per index change.
+
+        Counting joins every chunk with its vector: milliseconds on small indexes, seconds on
+        large ones while they are being written. With ``allow_stale`` (searches and status,
+        not the indexer deciding what to embed), an expensive count (``THROTTLE_FROM``) is
+        redone on a background thread, as the vector index is, and the last one answers
+        meanwhile.
+        """
         token = self.store.change_token()
-        if self._vector_state is None or self._vector_state[0] != token:
-            embedded, total = self.store.vector_progress(self.model_id)
-            self._vector_state = (token, embedded, total)
-        return self._vector_state[1], self._vector_state[2]
+        state = self._vector_state
+        if state is not None and state[0] == token:
+            return state[1], state[2]
+        if state is not None and allow_stale and state[3] >= THROTTLE_FROM:
+            with self._count_lock:
+                if self._counter is None:
+                    self._counter = threading.Thread(
+                        target=self._count_in_background,
+                        args=(token,),
+                        name="noteseek-count",
+                        daemon=True,
+                    )
+                    self._counter.start()
+            return state[1], state[2]
+        started = time.monotonic()
+        embedded, total = self.store.vector_progress(self.model_id)
+        self._vector_state = (token, embedded, total, time.monotonic() - started)
+        return embedded, total
+
+    def _count_in_background(self, token: tuple[int, int]) -> None:
+        try:
+            store = SQLiteStore(self.index_dir / INDEX_FILE, readonly=True)
+            try:
+                started = time.monotonic()
+                embedded, total = store.vector_progress(self.model_id)
+                self._vector_state = (token, embedded, total, time.monotonic() - started)
+            finally:
+                store.close()
+        except Exception:  # the last count stays; the next call tries again
+            log.debug("counting vectors failed", exc_info=True)
+        finally:
+            with self._count_lock:
+                self._counter = None
 
     def vector_index(self) -> VectorIndex:
         if self._vectors is None:
@@ -556,7 +598,7 @@ class Engine:
                     "semantic search is off (embedding.enabled = false); use --mode keyword"
                 )
             return None
-        embedded, total = self.embedding_progress()
+        embedded, total = self.embedding_progress(allow_stale=True)
         if embedded == 0:
             stored_model = self.store.meta(MODEL_META_KEY)
             note = (
@@ -765,7 +807,10 @@ class Engine:
         candidates = self.store.find_files(ref.replace(os.sep, "/"))
         if not candidates:
             # A path on disk (absolute, or relative to the working directory) inside a root.
-            disk = Path(ref).expanduser()
+            try:
+                disk = Path(ref).expanduser()
+            except RuntimeError:  # ~name of a user this system does not know
+                disk = Path(ref)
             real = disk.resolve() if disk.exists() else None
             if real is not None:
                 for name, root_path in self.store.roots().items():
@@ -834,7 +879,7 @@ class Engine:
             for p in self.store.problems()
         ]
         out["last_run"] = self.store.last_run()
-        embedded, total = self.embedding_progress()
+        embedded, total = self.embedding_progress(allow_stale=True)
         emb = self.settings.embedding
         out["embedding"] = {
             "enabled": emb.enabled,

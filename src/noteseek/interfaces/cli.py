@@ -756,6 +756,50 @@ def mcp_command(
     run_stdio(load, watch=watch)
 
 
+@app.command("serve")
+def serve_command(
+    host: Annotated[
+        str | None,
+        typer.Option(help="Address to listen on (default serve.host, 127.0.0.1)."),
+    ] = None,
+    port: Annotated[
+        int | None,
+        typer.Option(min=0, max=65535, help="Port (default serve.port, 8765; 0 = a free one)."),
+    ] = None,
+    token: Annotated[
+        str | None,
+        typer.Option(
+            help="API token clients send as 'Authorization: Bearer <token>'; required off "
+            "loopback. Prefer NOTESEEK_SERVE__TOKEN: options show in process lists."
+        ),
+    ] = None,
+    watch: Annotated[
+        bool, typer.Option(help="Watch the roots and keep the index fresh (as the writer).")
+    ] = True,
+    config: Annotated[
+        Path | None,
+        typer.Option("--config", "-c", help="Project config file (default: found from here)."),
+    ] = None,
+) -> None:
+    """Serve the HTTP API, MCP over streamable HTTP (/mcp) and the web page."""
+    import logging
+
+    if config is not None:
+        State.config_file = config
+    for key, value in (("serve.host", host), ("serve.port", port), ("serve.token", token)):
+        if value is not None:
+            State.flags[key] = value
+    loaded = _live_config()
+
+    from noteseek.interfaces.serve import ServeRefused, run_server
+
+    _log_to_stderr(logging.INFO)
+    try:
+        run_server(loaded, watch=watch)
+    except ServeRefused as exc:
+        raise _fail(str(exc), EXIT_USAGE) from None
+
+
 @app.command("watch")
 def watch_command() -> None:
     """Keep the index fresh in the foreground: reconcile, then index changes as they happen."""

@@ -15,7 +15,8 @@ import logging
 import os
 import signal
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -27,7 +28,7 @@ from noteseek import __version__
 
 if TYPE_CHECKING:  # the engine is imported once the server answers, to start fast
     from noteseek.config import LoadedConfig
-    from noteseek.engine import SearchResponse
+    from noteseek.engine import Engine, SearchResponse
     from noteseek.indexing.service import IndexService
 
 log = logging.getLogger(__name__)
@@ -43,7 +44,36 @@ MAX_PROBLEMS = 50
 
 
 class ToolError(Exception):
-    """A request the tool cannot serve; the message goes back to the agent as is."""
+    """A request the tool cannot serve; the message goes back to the agent as is.
+
+    ``http_status`` is what the HTTP API answers with; the subclasses say why it failed.
+    """
+
+    http_status = 400
+
+
+class InvalidArguments(ToolError):
+    """Unknown, duplicated or invalid parameters."""
+
+    http_status = 422
+
+
+class NotFoundError(ToolError):
+    """The chunk or document asked for is not in the index."""
+
+    http_status = 404
+
+
+class ConflictError(ToolError):
+    """The request needs the writer role, which another process holds."""
+
+    http_status = 409
+
+
+class UnavailableError(ToolError):
+    """The index is still opening or being built, or could not be opened: try again later."""
+
+    http_status = 503
 
 
 # -- parameters ---------------------------------------------------------------------------------
@@ -244,13 +274,19 @@ def _tool_specs() -> dict[str, ToolSpec]:
 TOOL_SPECS = _tool_specs()
 
 
-def parse_arguments(name: str, arguments: dict[str, Any] | None) -> _Params:
-    """Validate a call's arguments: aliases accepted, unknown names and bad values rejected."""
+def parse_arguments(
+    name: str, arguments: dict[str, Any] | None, params: type[_Params] | None = None
+) -> _Params:
+    """Validate a call's arguments: aliases accepted, unknown names and bad values rejected.
+
+    ``params`` replaces the tool's own model (the HTTP API adds fields to some tools).
+    """
     spec = TOOL_SPECS.get(name)
     if spec is None:
         raise ToolError(f"unknown tool {name!r}; tools: {', '.join(TOOL_SPECS)}")
+    model = params or spec.params
     args = dict(arguments or {})
-    fields = spec.params.model_fields
+    fields = model.model_fields
     accepted: dict[str, str] = {}
     for field_name, info in fields.items():
         accepted[field_name] = field_name
@@ -262,7 +298,7 @@ def parse_arguments(name: str, arguments: dict[str, Any] | None) -> _Params:
     unknown = [k for k in args if k not in accepted]
     if unknown:
         valid = ", ".join(_describe_field(f, fields[f]) for f in fields) or "none"
-        raise ToolError(
+        raise InvalidArguments(
             f"unknown parameter{'s' if len(unknown) > 1 else ''} "
             f"{', '.join(repr(k) for k in unknown)} for {name}; valid parameters: {valid}"
         )
@@ -270,12 +306,12 @@ def parse_arguments(name: str, arguments: dict[str, Any] | None) -> _Params:
     for key in args:
         target = accepted[key]
         if target in seen:
-            raise ToolError(f"{seen[target]!r} and {key!r} both set {target}; give one")
+            raise InvalidArguments(f"{seen[target]!r} and {key!r} both set {target}; give one")
         seen[target] = key
     try:
-        return spec.params.model_validate(args)
+        return model.model_validate(args)
     except ValidationError as exc:
-        raise ToolError(_describe_errors(name, exc)) from None
+        raise InvalidArguments(_describe_errors(name, exc)) from None
 
 
 class NoteseekTools:
@@ -294,22 +330,36 @@ class NoteseekTools:
         with self._lock:
             self.engine.close()
 
+    @contextmanager
+    def using_engine(self) -> Iterator[Engine]:
+        """The engine, held for one caller at a time (the tools use it the same way)."""
+        with self._lock:
+            yield self.engine
+
     # -- dispatch ---------------------------------------------------------------------------
 
     def call(self, name: str, arguments: dict[str, Any] | None) -> dict[str, Any]:
         return self.run(name, parse_arguments(name, arguments))
 
-    def run(self, name: str, params: _Params) -> dict[str, Any]:
-        """Serve a call whose arguments ``parse_arguments`` already validated."""
+    def run(self, name: str, params: _Params, **options: Any) -> dict[str, Any]:
+        """Serve a call whose arguments ``parse_arguments`` already validated.
+
+        ``options`` go to the handler as keywords (``explain`` for query_documents over HTTP).
+        """
+        from noteseek.engine import NotFound
         from noteseek.indexing.service import NotWriter
 
         with self._lock:
             try:
-                handler: Callable[[Any], dict[str, Any]] = getattr(self, self.specs[name].handler)
-                return handler(params)
+                handler: Callable[..., dict[str, Any]] = getattr(self, self.specs[name].handler)
+                return handler(params, **options)
             except ToolError:
                 raise
-            except (LookupError, NotWriter) as exc:  # NotFound, Ambiguous
+            except NotFound as exc:
+                raise NotFoundError(str(exc.args[0] if exc.args else exc)) from None
+            except NotWriter as exc:
+                raise ConflictError(str(exc)) from None
+            except LookupError as exc:  # Ambiguous
                 raise ToolError(str(exc.args[0] if exc.args else exc)) from None
             except ValueError as exc:  # the engine's precise messages for bad arguments
                 raise ToolError(str(exc)) from None
@@ -325,19 +375,19 @@ class NoteseekTools:
         if self.engine.settings.embedding.enabled and not (
             self.service is not None and self.service.embedding_blocked
         ):
-            embedded, total = self.engine.embedding_progress()
+            embedded, total = self.engine.embedding_progress(allow_stale=True)
             return embedded < total
         return False
 
     def _search_payload(
         self, response: SearchResponse, per_result: int = MAX_CONTENT_CHARS
     ) -> dict[str, Any]:
+        """Results with their text capped; ``explain`` stays when the search was asked for it."""
         budget = MAX_PAYLOAD_CHARS
         results = []
         for hit in response.hits:
             item = hit.to_dict()
             text = item.pop("text", None) or ""
-            item.pop("explain", None)
             limit = max(0, min(per_result, budget))
             item["content"] = text[:limit]
             item["truncated"] = len(text) > limit
@@ -359,7 +409,7 @@ class NoteseekTools:
             payload["compression"] = response.compression
         return payload
 
-    def _query(self, p: QueryDocuments) -> dict[str, Any]:
+    def _query(self, p: QueryDocuments, explain: bool = False) -> dict[str, Any]:
         roots = [p.root] if isinstance(p.root, str) else (p.root or [])
         response = self.engine.search(
             p.query,
@@ -375,6 +425,7 @@ class NoteseekTools:
             exclude_paths=p.excluded_files or (),
             with_text=True,
             expand_chars=p.expand_chars,
+            explain=explain,
         )
         return self._search_payload(response, max(MAX_CONTENT_CHARS, p.expand_chars))
 
@@ -394,15 +445,18 @@ class NoteseekTools:
 
     def _get_chunk(self, p: GetChunk) -> dict[str, Any]:
         if not self.engine.index_exists:
-            raise ToolError("the index is still being built; try again shortly")
-        result = self.engine.get(p.chunk_id)
-        if result.kind != "chunk":
-            raise ToolError(f"no chunk with id {p.chunk_id}")
+            raise UnavailableError("the index is still being built; try again shortly")
+        try:
+            result = self.engine.get(p.chunk_id)
+        except LookupError:
+            result = None
+        if result is None or result.kind != "chunk":
+            raise NotFoundError(f"no chunk with id {p.chunk_id}")
         return result.to_dict()
 
     def _get_document(self, p: GetDocument) -> dict[str, Any]:
         if not self.engine.index_exists:
-            raise ToolError("the index is still being built; try again shortly")
+            raise UnavailableError("the index is still being built; try again shortly")
         file, text = self.engine.read_document(p.path)
         lines = text.split("\n")
         if text.endswith("\n"):
@@ -448,7 +502,7 @@ class NoteseekTools:
 
     def _reindex(self, p: Reindex) -> dict[str, Any]:
         if self.service is None:
-            raise ToolError("this server runs without a live index; reindex is unavailable")
+            raise UnavailableError("this server runs without a live index; reindex is unavailable")
         roots = self._roots_of(p.paths) if p.paths else None
         job = self.service.reindex(roots, force=p.force)
         return {"job": job.to_dict(), "hint": "index_status reports the job's state"}
@@ -492,16 +546,21 @@ def _describe_field(name: str, info: Any) -> str:
 
 
 def _describe_errors(tool: str, exc: ValidationError) -> str:
+    return f"invalid arguments for {tool}: " + describe_errors(exc.errors())
+
+
+def describe_errors(errors: Sequence[Mapping[str, Any]]) -> str:
+    """Pydantic's validation errors as one precise line: where, what, and the value given."""
     parts = []
-    for err in exc.errors():
+    for err in errors:
         loc = ".".join(str(x) for x in err["loc"]) or "arguments"
         if err["type"] == "missing":
             parts.append(f"{loc} is required")
             continue
         given = err.get("input")
-        shown = json.dumps(given)[:80] if given is not None else "null"
+        shown = json.dumps(given, default=str)[:80] if given is not None else "null"
         parts.append(f"{loc}: {err['msg'].lower()} (got {shown})")
-    return f"invalid arguments for {tool}: " + "; ".join(parts)
+    return "; ".join(parts)
 
 
 # -- rendering ---------------------------------------------------------------------------------
@@ -595,9 +654,9 @@ class LiveTools:
 
     def get(self, timeout: float = 120.0) -> NoteseekTools:
         if not self._ready.wait(timeout):
-            raise ToolError("the index is still opening; try again shortly")
+            raise UnavailableError("the index is still opening; try again shortly")
         if self.tools is None:
-            raise ToolError(self.error or "the index could not be opened")
+            raise UnavailableError(self.error or "the index could not be opened")
         return self.tools
 
     def call(self, name: str, arguments: dict[str, Any] | None) -> dict[str, Any]:

@@ -11,7 +11,8 @@ the allowed rows when the graph returns too few, so a filter never starves the r
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 import numpy as np
@@ -20,6 +21,28 @@ import numpy.typing as npt
 from noteseek.store.sqlite import SQLiteStore
 
 DType = Literal["float32", "float16"]
+
+THROTTLE_FROM = 0.05
+"""Keeping in step costs a scan of every chunk's embedding key: milliseconds on small indexes,
+a second or more at 300k chunks, and tens of seconds while a bulk change (a forced re-index, a
+large pull) is being written. An update that took less than this many seconds runs inside the
+search that notices the change, so small and medium indexes stay exactly in step. Above it,
+updates run on a background thread with their own connection, one at a time, each at least
+its own duration after the last (so at most half the time goes to them); searches meanwhile
+use the last complete state, and rows deleted since are skipped when results are read."""
+REFRESH_COST_FACTOR = 1.0
+HNSW_REBUILD_SHARE = 0.05
+"""A change to more than this share of the rows drops the HNSW graph (searches go exact)
+instead of updating it in place: inserting tens of thousands of vectors into the graph takes
+tens of seconds, which a search must not wait for."""
+HNSW_QUIET_SECONDS = 30.0
+"""After such a change, the graph is built again (in the background) once no other large
+change has come for this long, so a long bulk write does not start build after build."""
+
+
+def refresh_gap(cost: float) -> float:
+    """Seconds to wait before the next update after one that took ``cost`` seconds."""
+    return cost * REFRESH_COST_FACTOR if cost >= THROTTLE_FROM else 0.0
 
 
 class VectorIndex:
@@ -33,6 +56,7 @@ class VectorIndex:
         *,
         dtype: DType = "float32",
         hnsw_threshold: int = 0,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.store = store
         self.model = model
@@ -50,6 +74,12 @@ class VectorIndex:
         self._generation = 0  # bumped when a graph in the making is no longer wanted
         self.hnsw_error: str | None = None
         self._lock = threading.RLock()
+        self._clock = clock
+        self._next_sync = 0.0
+        self._cost = 0.0
+        self._refresher: threading.Thread | None = None
+        self.refresh_error: str | None = None
+        self._last_bulk = float("-inf")
 
     @property
     def size(self) -> int:
@@ -69,17 +99,72 @@ class VectorIndex:
     # -- keeping in step with the store ---------------------------------------------------------
 
     def sync(self) -> None:
-        """Load or update the matrix if the store changed since the last call."""
+        """Load the matrix (first call), or bring it up to date if the store changed.
+
+        Cheap updates happen here; expensive ones on a background thread (``THROTTLE_FROM``).
+        """
         with self._lock:
             token = self.store.change_token()
             if token == self._token:
+                if self._hnsw is None and self._builder is None:
+                    self._sync_hnsw()  # a graph dropped by a bulk change, once it is quiet
                 return
+            started = self._clock()
             if self._token is None:
                 self._load_all()
-            else:
-                self._apply_changes()
-            self._token = token
-            self._sync_hnsw()
+                self._finish_update(token, started)
+                return
+            if self._refresher is not None or started < self._next_sync:
+                return
+            if self._cost < THROTTLE_FROM:
+                self._apply_changes(*self._changes(self.store, self._idents))
+                self._finish_update(token, started)
+                return
+            # The token is taken before the rows are read, so a change that lands meanwhile
+            # moves it again and is picked up by the next update.
+            refresher = threading.Thread(
+                target=self._refresh,
+                args=(token, started, self._idents),
+                name="noteseek-vectors",
+                daemon=True,
+            )
+            self._refresher = refresher
+            refresher.start()
+
+    def wait_for_refresh(self, timeout: float | None = None) -> None:
+        """Wait for an update running in the background (tests, benchmarks)."""
+        refresher = self._refresher
+        if refresher is not None:
+            refresher.join(timeout)
+
+    def _refresh(
+        self, token: tuple[int, int], started: float, idents: npt.NDArray[np.int64]
+    ) -> None:
+        try:
+            # Its own connection: a long scan holds no lock that searches need.
+            store = SQLiteStore(self.store.path, readonly=True)
+            try:
+                changes = self._changes(store, idents)
+            finally:
+                store.close()
+            with self._lock:
+                self._apply_changes(*changes)
+                self._finish_update(token, started)
+                self.refresh_error = None
+        except Exception as exc:  # the last state stays usable; the next change retries
+            with self._lock:
+                self.refresh_error = f"{type(exc).__name__}: {exc}"
+                self._next_sync = self._clock() + 1.0
+        finally:
+            with self._lock:
+                self._refresher = None
+
+    def _finish_update(self, token: tuple[int, int], started: float) -> None:
+        self._token = token
+        self._sync_hnsw()
+        finished = self._clock()
+        self._cost = finished - started
+        self._next_sync = finished + refresh_gap(self._cost)
 
     def _load_all(self) -> None:
         rows = self.store.all_chunk_vectors(self.model)
@@ -87,11 +172,23 @@ class VectorIndex:
         self._idents = _idents(rows)
         self._matrix = self._decode([r[2] for r in rows])
 
-    def _apply_changes(self) -> None:
-        current = self.store.vector_chunk_keys(self.model)
+    def _changes(
+        self, store: SQLiteStore, idents: npt.NDArray[np.int64]
+    ) -> tuple[npt.NDArray[np.bool_], list[tuple[int, str, bytes]]]:
+        """What changed since ``idents`` (the rows held): a mask of the rows gone, and the new
+        rows with their vectors. It only reads, so it may run outside the lock."""
+        current = store.vector_chunk_keys(self.model)
         current_idents = _idents(current)
-        gone_mask = ~np.isin(self._idents, current_idents)
-        new_mask = ~np.isin(current_idents, self._idents)
+        gone_mask = ~np.isin(idents, current_idents)
+        new_rows = np.flatnonzero(~np.isin(current_idents, idents))
+        return gone_mask, store.chunk_vectors(self.model, [current[i][0] for i in new_rows])
+
+    def _apply_changes(
+        self, gone_mask: npt.NDArray[np.bool_], rows: list[tuple[int, str, bytes]]
+    ) -> None:
+        if int(gone_mask.sum()) + len(rows) > HNSW_REBUILD_SHARE * max(self.size, 1):
+            self._drop_hnsw()
+            self._last_bulk = self._clock()
         if gone_mask.any():
             gone = self._ids[gone_mask]
             keep = ~gone_mask
@@ -100,9 +197,7 @@ class VectorIndex:
             self._matrix = self._matrix[keep]
             if self._hnsw is not None:
                 self._hnsw.remove(gone.astype(np.uint64))
-        if new_mask.any():
-            wanted = [current[i][0] for i in np.flatnonzero(new_mask)]
-            rows = self.store.chunk_vectors(self.model, wanted)
+        if rows:
             ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
             matrix = self._decode([r[2] for r in rows])
             self._ids = np.concatenate([self._ids, ids])
@@ -129,12 +224,10 @@ class VectorIndex:
         """
         wanted = self.hnsw_threshold > 0 and self.size >= self.hnsw_threshold
         if not wanted:
-            if self._hnsw is not None or self._builder is not None:
-                self._generation += 1
-            self._hnsw = None
-            self._builder = None
+            self._drop_hnsw()
             return
-        if self._hnsw is None and self._builder is None and self.hnsw_error is None:
+        quiet = self._clock() - self._last_bulk >= HNSW_QUIET_SECONDS
+        if self._hnsw is None and self._builder is None and self.hnsw_error is None and quiet:
             builder = threading.Thread(
                 target=self._build_graph,
                 args=(self._ids, self._idents, self._matrix, self._generation),
@@ -143,6 +236,12 @@ class VectorIndex:
             )
             self._builder = builder
             builder.start()
+
+    def _drop_hnsw(self) -> None:
+        if self._hnsw is not None or self._builder is not None:
+            self._generation += 1  # a graph being built is no longer wanted
+        self._hnsw = None
+        self._builder = None
 
     def _build_graph(
         self,

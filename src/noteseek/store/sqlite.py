@@ -471,10 +471,13 @@ class SQLiteStore:
         for start in range(0, len(rowids), 900):
             part = rowids[start : start + 900]
             marks = ",".join("?" * len(part))
+            # CROSS JOIN keeps chunks as the outer loop: from about 100 ids on, SQLite's planner
+            # otherwise scans every vector of the model (blobs included) and looks up chunks
+            # from there, which took 19 s per 900 ids at 107k vectors instead of 0.15 s.
             out.extend(
                 (int(r[0]), r[1], r[2])
                 for r in self._q(
-                    "SELECT c.id, c.embed_key, v.vector FROM chunks c JOIN vectors v "
+                    "SELECT c.id, c.embed_key, v.vector FROM chunks c CROSS JOIN vectors v "
                     f"ON v.model = ? AND v.key = c.embed_key WHERE c.id IN ({marks})",
                     (model, *part),
                 )

@@ -1,0 +1,116 @@
+"""``noteseek serve``: the HTTP app (``http.py``) under uvicorn, as the index's writer.
+
+The socket is bound here, before uvicorn starts, so a busy port is a clear error and port 0
+picks a free one (the line printed on stderr says which). The index opens on a background
+thread (``LiveTools``), so the server answers ``/health`` at once. SIGTERM and Ctrl-C stop
+uvicorn gracefully (open requests get ``SHUTDOWN_GRACE`` seconds), then the app's lifespan
+stops the watcher and the worker and releases the writer lock; the process exits 0.
+"""
+
+from __future__ import annotations
+
+import faulthandler
+import logging
+import signal
+import socket
+import sys
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from noteseek.config import LoadedConfig
+
+log = logging.getLogger(__name__)
+
+SHUTDOWN_GRACE = 5
+"""Seconds open requests (a stream, an MCP session's GET) get to finish on shutdown."""
+
+
+class ServeRefused(Exception):
+    """The server must not start as configured; the message says what to change."""
+
+
+def check_token(host: str, has_token: bool) -> None:
+    """Refuse a non-loopback address without a token: anyone on the network could read."""
+    from noteseek.interfaces.http import is_loopback
+
+    if not has_token and not is_loopback(host):
+        raise ServeRefused(
+            f"listening on {host} (not loopback) requires an API token: pass --token, or set "
+            "NOTESEEK_SERVE__TOKEN or serve.token (at least 16 characters)"
+        )
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening TCP socket on ``host:port``; raises ServeRefused with the reason."""
+    try:
+        infos = socket.getaddrinfo(
+            host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )
+    except OSError as exc:
+        raise ServeRefused(f"cannot resolve {host!r}: {exc}") from None
+    family, kind, proto, _, address = infos[0]
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+        sock.listen(2048)
+    except OSError as exc:
+        sock.close()
+        raise ServeRefused(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    sock.set_inheritable(True)
+    return sock
+
+
+def url_of(sock: socket.socket) -> str:
+    host, port = sock.getsockname()[:2]
+    shown = f"[{host}]" if ":" in host else host
+    return f"http://{shown}:{port}"
+
+
+def run_server(config: LoadedConfig, *, watch: bool = True) -> None:
+    """Serve until SIGTERM or Ctrl-C. Raises ServeRefused before binding if misconfigured."""
+    import uvicorn
+
+    from noteseek.interfaces.http import create_app
+    from noteseek.interfaces.mcp import LiveTools
+
+    serve = config.settings.serve
+    check_token(serve.host, serve.token is not None)
+    sock = bind(serve.host, serve.port)
+    live = LiveTools(lambda: config, watch=watch)
+    app = create_app(live, serve)
+    server = uvicorn.Server(
+        uvicorn.Config(
+            app,
+            lifespan="on",
+            log_config=None,  # the CLI's logging setup
+            access_log=False,
+            server_header=False,
+            proxy_headers=False,
+            timeout_graceful_shutdown=SHUTDOWN_GRACE,
+        )
+    )
+    url = url_of(sock)
+    sys.stderr.write(
+        f"noteseek serve: listening on {url} (OpenAPI {url}/openapi.json, MCP {url}/mcp"
+        + (", token required" if serve.token is not None else "")
+        + ")\n"
+    )
+    sys.stderr.flush()
+    # `kill -USR1 <pid>` prints every thread's stack to the log: what a busy server is doing.
+    faulthandler.register(signal.SIGUSR1, file=sys.stderr, all_threads=True)
+    # uvicorn handles SIGTERM and SIGINT while it runs and, once stopped, raises the signal
+    # again for the handler that was there before; that handler must not kill the process.
+    previous = {sig: signal.signal(sig, _ignore) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        server.run(sockets=[sock])
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        sock.close()
+    if not server.started:
+        raise ServeRefused("the server could not start (see the log above)")
+
+
+def _ignore(_signum: int, _frame: Any) -> None:
+    """Stand-in handler: uvicorn's own handles the signal."""
