@@ -33,11 +33,12 @@ from noteseek.graph.links import DocInfo, Edge, LinkGraph, RawLink
 from noteseek.indexing.embedding import MODEL_META_KEY, EmbedReport, embed_pending
 from noteseek.indexing.indexer import Indexer, IndexReport, Progress
 from noteseek.indexing.manifest import build_manifest, manifest_changes
+from noteseek.priority import yield_cpu
 from noteseek.search import pipeline, recency
 from noteseek.search.compress import compress
 from noteseek.search.filters import build_filters
 from noteseek.search.pipeline import MODES, Mode, VectorLane
-from noteseek.search.vector import THROTTLE_FROM, VectorIndex
+from noteseek.search.vector import VectorIndex, in_background
 from noteseek.store.base import ChunkRow, FileRow
 from noteseek.store.factory import INDEX_FILE, open_store
 from noteseek.store.sqlite import SQLiteStore
@@ -196,15 +197,15 @@ class Engine:
 
         Counting joins every chunk with its vector: milliseconds on small indexes, seconds on
         large ones while they are being written. With ``allow_stale`` (searches and status,
-        not the indexer deciding what to embed), an expensive count (``THROTTLE_FROM``) is
-        redone on a background thread, as the vector index is, and the last one answers
-        meanwhile.
+        not the indexer deciding what to embed), an expensive count on a large index
+        (``search.vector.in_background``) is redone on a background thread, as the vector
+        index is, and the last one answers meanwhile.
         """
         token = self.store.change_token()
         state = self._vector_state
         if state is not None and state[0] == token:
             return state[1], state[2]
-        if state is not None and allow_stale and state[3] >= THROTTLE_FROM:
+        if state is not None and allow_stale and in_background(state[2], state[3]):
             with self._count_lock:
                 if self._counter is None:
                     self._counter = threading.Thread(
@@ -221,6 +222,7 @@ class Engine:
         return embedded, total
 
     def _count_in_background(self, token: tuple[int, int]) -> None:
+        yield_cpu()
         try:
             store = SQLiteStore(self.index_dir / INDEX_FILE, readonly=True)
             try:
@@ -615,19 +617,34 @@ class Engine:
         return cached
 
     def _refresh_communities(self) -> None:
+        yield_cpu()
         # If the store closed under us, or similar, the previous answer stays.
         with contextlib.suppress(Exception):
-            self._communities = self._compute_communities()
+            # Its own connection: reading every file and link takes seconds on a large
+            # index, and the shared connection would hold the searches' SQL meanwhile. The
+            # token is taken first, so a change that lands meanwhile is picked up next time.
+            token = self.store.change_token()
+            store = SQLiteStore(self.index_dir / INDEX_FILE, readonly=True)
+            try:
+                self._communities = self._compute_communities(store, token)
+            finally:
+                store.close()
 
     def _compute_communities(
-        self,
+        self, store: SQLiteStore | None = None, token: tuple[int, int] | None = None
     ) -> tuple[tuple[int, int], float, dict[str, int], dict[int, int]]:
         from noteseek.graph.communities import communities
 
-        token = self.store.change_token()
-        graph = self.link_graph()
+        if store is None:
+            token = self.store.change_token()
+            graph = self.link_graph()
+            files = self.store.iter_files()
+        else:
+            graph = _build_link_graph(store)
+            files = store.iter_files()
+        assert token is not None
         by_doc = communities(graph)
-        ids = {f.doc_id: f.file_id for f in self.store.iter_files()}
+        ids = {f.doc_id: f.file_id for f in files}
         by_file = {ids[d]: c for d, c in by_doc.items() if d in ids}
         return (token, time.monotonic(), by_doc, by_file)
 
@@ -666,12 +683,7 @@ class Engine:
         """The resolved link graph of the index, rebuilt when the index changed."""
         token = self.store.change_token()
         if self._graph is None or self._graph[0] != token:
-            docs = [
-                DocInfo(f.doc_id, f.root, f.path, f.title, tuple(f.aliases))
-                for f in self.store.iter_files()
-            ]
-            links = [RawLink(*row) for row in self.store.link_rows()]
-            self._graph = (token, LinkGraph.build(docs, links))
+            self._graph = (token, _build_link_graph(self.store))
         return self._graph[1]
 
     def links(self, ref: str) -> dict[str, Any]:
@@ -873,6 +885,13 @@ class Engine:
         out["manifest"] = self.store.manifest()
         out["notices"] = list(self.notices)
         return out
+
+
+def _build_link_graph(store: SQLiteStore) -> LinkGraph:
+    docs = [
+        DocInfo(f.doc_id, f.root, f.path, f.title, tuple(f.aliases)) for f in store.iter_files()
+    ]
+    return LinkGraph.build(docs, [RawLink(*row) for row in store.link_rows()])
 
 
 def _from_chunks(kind: str, chunks: list[ChunkRow], stale: bool) -> GetResult:
