@@ -55,3 +55,13 @@ def test_a_failing_refresh_keeps_the_previous_value() -> None:
     d.get()
     d.join(5)
     assert d.get() == 7
+
+
+def test_refreshes_use_the_background_function() -> None:
+    token = [0]
+    d = Derived("test", lambda: "first", lambda: token[0], 0.0, background=lambda: "apart")
+    assert d.get() == "first"  # the first value is computed in the caller's thread
+    token[0] = 1
+    d.get()
+    d.join(5)
+    assert d.get() == "apart"

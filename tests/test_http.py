@@ -7,7 +7,6 @@ vault for the whole module; tests that change files or settings start their own.
 from __future__ import annotations
 
 import json
-import shutil
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,24 +14,21 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.conftest import EXAMPLE_VAULT
-from tests.helpers import project, write
-from tests.test_serve import ServeProcess, serve_env, serving, vault_project
+from tests.helpers import write
+from tests.test_serve import (
+    ServeProcess,
+    serve_env,
+    serving,
+    serving_example_vault,
+    vault_project,
+)
 
 JSON_ERROR_CODES = {400, 401, 403, 404, 405, 409, 413, 415, 421, 422, 503}
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServeProcess]:
-    base = tmp_path_factory.mktemp("http")
-    vault = base / "vault"
-    shutil.copytree(EXAMPLE_VAULT, vault)
-    folder = base / "project"
-    folder.mkdir()
-    project(folder, {"notes": vault})
-    with serving(folder, env=serve_env(base / "home")) as running:
-        with running.client() as client:
-            running.wait_ready(client)
+    with serving_example_vault(tmp_path_factory.mktemp("http")) as running:
         yield running
 
 

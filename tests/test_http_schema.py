@@ -4,7 +4,6 @@ declared status codes, content types and schemas."""
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 
 import pytest
@@ -12,9 +11,7 @@ import schemathesis
 from hypothesis import HealthCheck, given, settings
 from schemathesis import GenerationMode
 
-from tests.conftest import EXAMPLE_VAULT
-from tests.helpers import project
-from tests.test_serve import TOKEN, ServeProcess, serve_env, serving
+from tests.test_serve import TOKEN, ServeProcess, serving_example_vault
 
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 # Schema-valid data must never get 413/415/422 (or a 5xx). It may get 400: a schema cannot say
@@ -30,16 +27,12 @@ expected-statuses = ["2xx", "400", "404"]
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServeProcess]:
-    base = tmp_path_factory.mktemp("schema")
-    vault = base / "vault"
-    shutil.copytree(EXAMPLE_VAULT, vault)
-    folder = base / "project"
-    folder.mkdir()
-    project(folder, {"notes": vault})
-    env = serve_env(base / "home", NOTESEEK_SERVE__TOKEN=TOKEN)
-    with serving(folder, "--no-watch", env=env) as running:
-        with running.client(headers=AUTH) as client:
-            running.wait_ready(client)
+    with serving_example_vault(
+        tmp_path_factory.mktemp("schema"),
+        "--no-watch",
+        headers=AUTH,
+        NOTESEEK_SERVE__TOKEN=TOKEN,
+    ) as running:
         yield running
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -20,6 +21,7 @@ from pathlib import Path
 import httpx
 
 from noteseek.indexing.lock import WriterLock
+from tests.conftest import EXAMPLE_VAULT
 from tests.helpers import project
 
 TOKEN = "correct-horse-battery-staple"
@@ -115,6 +117,20 @@ def vault_project(tmp: Path, vault: Path, extra: str = "") -> Path:
     folder = tmp / "project"
     folder.mkdir()
     return project(folder, {"notes": vault}, extra)
+
+
+@contextmanager
+def serving_example_vault(
+    base: Path, *args: str, headers: dict[str, str] | None = None, **settings: str
+) -> Iterator[ServeProcess]:
+    """A server over a fresh copy of the example vault, once it has indexed it."""
+    vault = base / "vault"
+    shutil.copytree(EXAMPLE_VAULT, vault)
+    folder = vault_project(base, vault)
+    with serving(folder, *args, env=serve_env(base / "home", **settings)) as running:
+        with running.client(headers=headers or {}) as client:
+            running.wait_ready(client)
+        yield running
 
 
 # -- start-up -------------------------------------------------------------------------------------

@@ -248,12 +248,17 @@ class FakeClock:
         return self.now
 
 
-def test_an_expensive_update_runs_in_the_background(notes_engine: Engine, tmp_path: Path) -> None:
-    """Once keeping in step costs more than THROTTLE_FROM (a bulk change on a large index),
+def test_an_expensive_update_runs_in_the_background(
+    notes_engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once keeping a large index in step costs more than THROTTLE_FROM (a bulk change),
     searches stop waiting for it: the update runs on a background thread, at most once per its
     own duration, and searches use the last complete state until it lands."""
     import threading
 
+    from noteseek.search import vector
+
+    monkeypatch.setattr(vector, "BACKGROUND_FROM_ROWS", 10)  # this index counts as large
     fill_vectors(notes_engine)
     clock = FakeClock()
     index = VectorIndex(notes_engine.store, MODEL, DIM, clock=clock)
@@ -262,10 +267,10 @@ def test_an_expensive_update_runs_in_the_background(notes_engine: Engine, tmp_pa
     release.set()
     readers: list[str] = []
 
-    def slow_changes(store, idents):  # type: ignore[no-untyped-def]
+    def slow_changes(*args):  # type: ignore[no-untyped-def]
         readers.append(threading.current_thread().name)
         assert release.wait(30)
-        out = real_changes(store, idents)
+        out = real_changes(*args)
         clock.now += 2.0  # it takes 2 s of the (fake) clock
         return out
 
@@ -357,10 +362,13 @@ def test_a_bulk_change_drops_the_graph_until_writes_are_quiet(
 
 
 def test_an_expensive_vector_count_is_redone_in_the_background(
-    notes_engine: Engine, tmp_path: Path
+    notes_engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Searches and status may use the last count while a new one runs in the background; the
-    indexer (allow_stale=False) always gets an exact count."""
+    """On a large index, searches and status may use the last count while a new one runs in
+    the background; the indexer (allow_stale=False) always gets an exact count."""
+    from noteseek.search import vector
+
+    monkeypatch.setattr(vector, "BACKGROUND_FROM_ROWS", 10)  # this index counts as large
     engine = notes_engine
     fill_vectors(engine)
     engine.settings.embedding.model = MODEL  # count this test's vectors
@@ -369,6 +377,10 @@ def test_an_expensive_vector_count_is_redone_in_the_background(
     engine._vector_state = (token, embedded, total, 3.0)  # as if counting took 3 s
     write(tmp_path / "notes" / "home" / "new.md", "# New\n\nNo vector yet.\n")
     engine.index()
+    monkeypatch.setattr(vector, "BACKGROUND_FROM_ROWS", 10**6)  # a small index: counted now
+    assert engine.embedding_progress(allow_stale=True) == (60, 61)
+    engine._vector_state = (token, embedded, total, 3.0)
+    monkeypatch.setattr(vector, "BACKGROUND_FROM_ROWS", 10)
     assert engine.embedding_progress(allow_stale=True) == (60, 60)  # the last count, at once
     counter = engine._counter
     assert counter is not None and counter.name == "noteseek-count"

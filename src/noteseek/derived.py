@@ -23,9 +23,14 @@ class Derived(Generic[T]):
         compute: Callable[[], T],
         token: Callable[[], Hashable],
         throttle: float,
+        *,
+        background: Callable[[], T] | None = None,
     ) -> None:
+        """``background``, if given, computes the value on the background thread instead of
+        ``compute`` (for example on its own connection, at a lower CPU priority)."""
         self.name = name
         self._compute = compute
+        self._background = background or compute
         self._token = token
         self.throttle = throttle
         self._value: tuple[Hashable, float, T] | None = None
@@ -57,9 +62,10 @@ class Derived(Generic[T]):
             self._start()
         return value[2]
 
-    def _run(self) -> tuple[Hashable, float, T]:
+    def _run(self, background: bool = False) -> tuple[Hashable, float, T]:
         token = self._token()  # before computing: a change meanwhile makes it stale
-        return token, time.monotonic(), self._compute()
+        compute = self._background if background else self._compute
+        return token, time.monotonic(), compute()
 
     def _start(self) -> None:
         with self._lock:
@@ -73,7 +79,7 @@ class Derived(Generic[T]):
     def _refresh(self) -> None:
         # If the store closed under us, or similar, the previous value stays.
         with contextlib.suppress(Exception):
-            self._value = self._run()
+            self._value = self._run(background=True)
 
     def join(self, timeout: float | None = None) -> None:
         thread = self._thread

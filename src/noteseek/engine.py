@@ -34,13 +34,14 @@ from noteseek.graph.links import DocInfo, Edge, LinkGraph, RawLink
 from noteseek.indexing.embedding import MODEL_META_KEY, EmbedReport, embed_pending
 from noteseek.indexing.indexer import Indexer, IndexReport, Progress
 from noteseek.indexing.manifest import build_manifest, manifest_changes
+from noteseek.priority import yield_cpu
 from noteseek.search import pipeline, recency
 from noteseek.search.compress import compress
 from noteseek.search.concepts import ConceptVocabulary
 from noteseek.search.filters import build_filters
 from noteseek.search.graph_lane import GraphView
 from noteseek.search.pipeline import MODES, Mode, VectorLane
-from noteseek.search.vector import THROTTLE_FROM, VectorIndex
+from noteseek.search.vector import VectorIndex, in_background
 from noteseek.store.base import ChunkRow, FileRow
 from noteseek.store.factory import INDEX_FILE, open_store
 from noteseek.store.sqlite import SQLiteStore
@@ -153,9 +154,14 @@ class Engine:
             self._compute_communities,
             lambda: self.store.change_token(),
             COMMUNITY_THROTTLE,
+            background=self._compute_communities_apart,
         )
         self._concepts: Derived[ConceptVocabulary] = Derived(
-            "concepts", self._build_concepts, lambda: self.store.change_token(), CONCEPT_THROTTLE
+            "concepts",
+            self._build_concepts,
+            lambda: self.store.change_token(),
+            CONCEPT_THROTTLE,
+            background=self._build_concepts_apart,
         )
         self.notices: list[str] = []
 
@@ -210,15 +216,15 @@ class Engine:
 
         Counting joins every chunk with its vector: milliseconds on small indexes, seconds on
         large ones while they are being written. With ``allow_stale`` (searches and status,
-        not the indexer deciding what to embed), an expensive count (``THROTTLE_FROM``) is
-        redone on a background thread, as the vector index is, and the last one answers
-        meanwhile.
+        not the indexer deciding what to embed), an expensive count on a large index
+        (``search.vector.in_background``) is redone on a background thread, as the vector
+        index is, and the last one answers meanwhile.
         """
         token = self.store.change_token()
         state = self._vector_state
         if state is not None and state[0] == token:
             return state[1], state[2]
-        if state is not None and allow_stale and state[3] >= THROTTLE_FROM:
+        if state is not None and allow_stale and in_background(state[2], state[3]):
             with self._count_lock:
                 if self._counter is None:
                     self._counter = threading.Thread(
@@ -235,6 +241,7 @@ class Engine:
         return embedded, total
 
     def _count_in_background(self, token: tuple[int, int]) -> None:
+        yield_cpu()
         try:
             store = SQLiteStore(self.index_dir / INDEX_FILE, readonly=True)
             try:
@@ -566,6 +573,10 @@ class Engine:
             warnings.append("query expansion: the concept vocabulary is being built")
         return vocabulary
 
+    def _build_concepts_apart(self) -> ConceptVocabulary:
+        yield_cpu()  # searches come first
+        return self._build_concepts()
+
     def _build_concepts(self) -> ConceptVocabulary:
         return ConceptVocabulary.build(
             self.store.iter_chunk_texts(), self.analyzer(), self.embedder().embed_documents
@@ -643,11 +654,18 @@ class Engine:
         return communities[1] if communities else {}
 
     def _compute_communities(self) -> tuple[dict[str, int], dict[int, int]]:
-        from noteseek.graph.communities import communities
+        return _communities_of(self.link_graph(), self.store.iter_files())
 
-        by_doc = communities(self.link_graph())
-        ids = {f.doc_id: f.file_id for f in self.store.iter_files()}
-        return by_doc, {ids[d]: c for d, c in by_doc.items() if d in ids}
+    def _compute_communities_apart(self) -> tuple[dict[str, int], dict[int, int]]:
+        """The background recomputation: on its own connection (reading every file and link
+        takes seconds on a large index, and the shared connection would hold the searches' SQL
+        meanwhile) and at a lower CPU priority than searches."""
+        yield_cpu()
+        store = SQLiteStore(self.index_dir / INDEX_FILE, readonly=True)
+        try:
+            return _communities_of(_build_link_graph(store), store.iter_files())
+        finally:
+            store.close()
 
     def _recency_tiers(self) -> list[tuple[float, float]]:
         """The recency tiers in force: none when off, or in auto mode with untrustworthy dates."""
@@ -684,12 +702,7 @@ class Engine:
         """The resolved link graph of the index, rebuilt when the index changed."""
         token = self.store.change_token()
         if self._graph is None or self._graph[0] != token:
-            docs = [
-                DocInfo(f.doc_id, f.root, f.path, f.title, tuple(f.aliases))
-                for f in self.store.iter_files()
-            ]
-            links = [RawLink(*row) for row in self.store.link_rows()]
-            self._graph = (token, LinkGraph.build(docs, links))
+            self._graph = (token, _build_link_graph(self.store))
         return self._graph[1]
 
     def _graph_view(self) -> GraphView:
@@ -900,6 +913,23 @@ class Engine:
         out["manifest"] = self.store.manifest()
         out["notices"] = list(self.notices)
         return out
+
+
+def _communities_of(
+    graph: LinkGraph, files: Iterable[FileRow]
+) -> tuple[dict[str, int], dict[int, int]]:
+    from noteseek.graph.communities import communities
+
+    by_doc = communities(graph)
+    ids = {f.doc_id: f.file_id for f in files}
+    return by_doc, {ids[d]: c for d, c in by_doc.items() if d in ids}
+
+
+def _build_link_graph(store: SQLiteStore) -> LinkGraph:
+    docs = [
+        DocInfo(f.doc_id, f.root, f.path, f.title, tuple(f.aliases)) for f in store.iter_files()
+    ]
+    return LinkGraph.build(docs, [RawLink(*row) for row in store.link_rows()])
 
 
 def _from_chunks(kind: str, chunks: list[ChunkRow], stale: bool) -> GetResult:

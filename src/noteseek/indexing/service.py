@@ -35,6 +35,7 @@ from noteseek.engine import Engine
 from noteseek.indexing.indexer import IndexReport
 from noteseek.indexing.lock import WriterLock, read_writer_info
 from noteseek.indexing.watcher import Batch, Watcher
+from noteseek.priority import yield_cpu
 
 log = logging.getLogger(__name__)
 
@@ -232,6 +233,7 @@ class IndexService:
         log.info("watching %s", ", ".join(f"{n} ({p})" for n, p in sorted(roots.items())))
 
     def _work(self) -> None:
+        yield_cpu()  # searches in this process come first; the parser processes inherit it
         engine = Engine(self.config)
         if self.watch_enabled and not self._stop.is_set():
             # Started before the first reconciliation, so no change made during it is missed.

@@ -728,15 +728,19 @@ def _log_to_stderr(level: int) -> None:
     logging.getLogger("watchfiles").setLevel(logging.WARNING)
 
 
+WatchOption = Annotated[
+    bool, typer.Option(help="Watch the roots and keep the index fresh (as the writer).")
+]
+LiveConfigOption = Annotated[
+    Path | None,
+    typer.Option("--config", "-c", help="Project config file (default: found from here)."),
+]
+
+
 @app.command("mcp")
 def mcp_command(
-    watch: Annotated[
-        bool, typer.Option(help="Watch the roots and keep the index fresh (as the writer).")
-    ] = True,
-    config: Annotated[
-        Path | None,
-        typer.Option("--config", "-c", help="Project config file (default: found from here)."),
-    ] = None,
+    watch: WatchOption = True,
+    config: LiveConfigOption = None,
 ) -> None:
     """Serve noteseek's tools to AI agents over MCP on stdin/stdout."""
     import logging
@@ -773,13 +777,8 @@ def serve_command(
             "loopback. Prefer NOTESEEK_SERVE__TOKEN: options show in process lists."
         ),
     ] = None,
-    watch: Annotated[
-        bool, typer.Option(help="Watch the roots and keep the index fresh (as the writer).")
-    ] = True,
-    config: Annotated[
-        Path | None,
-        typer.Option("--config", "-c", help="Project config file (default: found from here)."),
-    ] = None,
+    watch: WatchOption = True,
+    config: LiveConfigOption = None,
 ) -> None:
     """Serve the HTTP API, MCP over streamable HTTP (/mcp) and the web page."""
     import logging

@@ -624,16 +624,16 @@ def create_app(live: LiveTools, serve: ServeSettings) -> FastAPI:
         return HealthResponse(status="ok")
 
     parse_query, query_body = _json_body("query_documents", QueryDocumentsRequest)
+    search_errors = _errors(400, 401, 413, 415, 422, 503)
+    search_route: dict[str, Any] = {
+        "tags": ["search"],
+        "dependencies": guarded,
+        "response_model": SearchResponse,
+        "response_model_exclude_unset": True,
+        "responses": search_errors,
+    }
 
-    @app.post(
-        "/query_documents",
-        tags=["search"],
-        dependencies=guarded,
-        response_model=SearchResponse,
-        response_model_exclude_unset=True,
-        openapi_extra=query_body,
-        responses=_errors(400, 401, 413, 415, 422, 503),
-    )
+    @app.post("/query_documents", openapi_extra=query_body, **search_route)
     def query_documents(params: Any = Depends(parse_query)) -> dict[str, Any]:
         """Search: ranked sections with path, heading path, line range, score and text.
 
@@ -654,7 +654,7 @@ def create_app(live: LiveTools, serve: ServeSettings) -> FastAPI:
                 "order (data: a SearchResult), then one `done` event (data: SearchDone).",
                 "content": {"text/event-stream": {"schema": _sse_schema()}},
             },
-            **_errors(400, 401, 413, 415, 422, 503),
+            **search_errors,
         },
     )
     def query_documents_stream(params: Any = Depends(parse_query)) -> StreamingResponse:
@@ -690,15 +690,7 @@ def create_app(live: LiveTools, serve: ServeSettings) -> FastAPI:
 
     parse_hypothesis, hypothesis_body = _json_body("search_with_hypothesis", Hypothesis)
 
-    @app.post(
-        "/search_with_hypothesis",
-        tags=["search"],
-        dependencies=guarded,
-        response_model=SearchResponse,
-        response_model_exclude_unset=True,
-        openapi_extra=hypothesis_body,
-        responses=_errors(400, 401, 413, 415, 422, 503),
-    )
+    @app.post("/search_with_hypothesis", openapi_extra=hypothesis_body, **search_route)
     def search_with_hypothesis(params: Any = Depends(parse_hypothesis)) -> dict[str, Any]:
         """Semantic search with a hypothetical answer (HyDE), as the MCP tool of that name."""
         return tools_call("search_with_hypothesis", params)

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import faulthandler
 import logging
+import os
 import signal
 import socket
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 if TYPE_CHECKING:
     from noteseek.config import LoadedConfig
@@ -67,8 +68,11 @@ def url_of(sock: socket.socket) -> str:
     return f"http://{shown}:{port}"
 
 
-def run_server(config: LoadedConfig, *, watch: bool = True) -> None:
-    """Serve until SIGTERM or Ctrl-C. Raises ServeRefused before binding if misconfigured."""
+def run_server(config: LoadedConfig, *, watch: bool = True) -> NoReturn:
+    """Serve until SIGTERM or Ctrl-C, then end the process (exit 0).
+
+    Raises ServeRefused before binding if misconfigured, or if the server could not start.
+    """
     import uvicorn
 
     from noteseek.interfaces.http import create_app
@@ -110,6 +114,13 @@ def run_server(config: LoadedConfig, *, watch: bool = True) -> None:
         sock.close()
     if not server.started:
         raise ServeRefused("the server could not start (see the log above)")
+    # The lifespan has stopped the service and released the writer lock. A re-index may still
+    # be running in the worker (a run is not interrupted midway), and at exit Python would
+    # wait for its parser processes to finish the whole run: end here, as `noteseek mcp` does.
+    # Its open transaction, if any, is rolled back by SQLite.
+    logging.shutdown()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 def _ignore(_signum: int, _frame: Any) -> None:

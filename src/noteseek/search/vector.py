@@ -13,36 +13,55 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
 
+from noteseek.priority import yield_cpu
 from noteseek.store.sqlite import SQLiteStore
 
 DType = Literal["float32", "float16"]
 
 THROTTLE_FROM = 0.05
+BACKGROUND_FROM_ROWS = 20_000
 """Keeping in step costs a scan of every chunk's embedding key: milliseconds on small indexes,
 a second or more at 300k chunks, and tens of seconds while a bulk change (a forced re-index, a
-large pull) is being written. An update that took less than this many seconds runs inside the
-search that notices the change, so small and medium indexes stay exactly in step. Above it,
-updates run on a background thread with their own connection, one at a time, each at least
-its own duration after the last (so at most half the time goes to them); searches meanwhile
-use the last complete state, and rows deleted since are skipped when results are read."""
+large pull) is being written. On an index of fewer rows than this, or when the last update
+took less than THROTTLE_FROM seconds, an update runs inside the search that notices the
+change, so small and medium indexes stay exactly in step. Otherwise updates run on a
+background thread with their own connection, one at a time, each at least its own duration
+after the last (so at most half the time goes to them); searches meanwhile use the last
+complete state, and rows deleted since are skipped when results are read."""
 REFRESH_COST_FACTOR = 1.0
+
+
+def in_background(rows: int, cost: float) -> bool:
+    """Whether keeping ``rows`` in step (``cost`` seconds last time) is background work."""
+    return rows >= BACKGROUND_FROM_ROWS and cost >= THROTTLE_FROM
+
+
 HNSW_REBUILD_SHARE = 0.05
-"""A change to more than this share of the rows drops the HNSW graph (searches go exact)
-instead of updating it in place: inserting tens of thousands of vectors into the graph takes
-tens of seconds, which a search must not wait for."""
+HNSW_INPLACE_MAX = 1_000
+"""A change to more rows than this, or than HNSW_REBUILD_SHARE of them, drops the HNSW graph
+(searches go exact) instead of updating it in place: inserting vectors into the graph takes
+about a second per thousand at 300k rows, and searches wait for the graph meanwhile."""
 HNSW_QUIET_SECONDS = 30.0
 """After such a change, the graph is built again (in the background) once no other large
 change has come for this long, so a long bulk write does not start build after build."""
 
 
-def refresh_gap(cost: float) -> float:
-    """Seconds to wait before the next update after one that took ``cost`` seconds."""
-    return cost * REFRESH_COST_FACTOR if cost >= THROTTLE_FROM else 0.0
+@dataclass(frozen=True)
+class _Update:
+    """The matrix after an update, and the rows that went and came (for the HNSW graph)."""
+
+    ids: npt.NDArray[np.int64]
+    idents: npt.NDArray[np.int64]
+    matrix: npt.NDArray[Any]
+    gone: npt.NDArray[np.int64]
+    added: npt.NDArray[np.int64]
+    added_matrix: npt.NDArray[Any]
 
 
 class VectorIndex:
@@ -101,7 +120,7 @@ class VectorIndex:
     def sync(self) -> None:
         """Load the matrix (first call), or bring it up to date if the store changed.
 
-        Cheap updates happen here; expensive ones on a background thread (``THROTTLE_FROM``).
+        Cheap updates happen here; expensive ones on a background thread (``in_background``).
         """
         with self._lock:
             token = self.store.change_token()
@@ -114,17 +133,19 @@ class VectorIndex:
                 self._load_all()
                 self._finish_update(token, started)
                 return
-            if self._refresher is not None or started < self._next_sync:
+            if self._refresher is not None:
                 return
-            if self._cost < THROTTLE_FROM:
-                self._apply_changes(*self._changes(self.store, self._idents))
+            if not in_background(self.size, self._cost):
+                self._apply(self._changes(self.store, self._ids, self._idents, self._matrix))
                 self._finish_update(token, started)
+                return
+            if started < self._next_sync:
                 return
             # The token is taken before the rows are read, so a change that lands meanwhile
             # moves it again and is picked up by the next update.
             refresher = threading.Thread(
                 target=self._refresh,
-                args=(token, started, self._idents),
+                args=(token, started, self._ids, self._idents, self._matrix),
                 name="noteseek-vectors",
                 daemon=True,
             )
@@ -138,17 +159,26 @@ class VectorIndex:
             refresher.join(timeout)
 
     def _refresh(
-        self, token: tuple[int, int], started: float, idents: npt.NDArray[np.int64]
+        self,
+        token: tuple[int, int],
+        started: float,
+        ids: npt.NDArray[np.int64],
+        idents: npt.NDArray[np.int64],
+        matrix: npt.NDArray[Any],
     ) -> None:
+        # The arrays are the state when it started; only one update runs at a time, and an
+        # update replaces the arrays rather than changing them, so they stay as they were.
+        yield_cpu()
         try:
-            # Its own connection: a long scan holds no lock that searches need.
+            # Its own connection: a long scan holds no lock that searches need. The new arrays
+            # are built here too; under the lock they are only swapped in.
             store = SQLiteStore(self.store.path, readonly=True)
             try:
-                changes = self._changes(store, idents)
+                update = self._changes(store, ids, idents, matrix)
             finally:
                 store.close()
             with self._lock:
-                self._apply_changes(*changes)
+                self._apply(update)
                 self._finish_update(token, started)
                 self.refresh_error = None
         except Exception as exc:  # the last state stays usable; the next change retries
@@ -164,7 +194,7 @@ class VectorIndex:
         self._sync_hnsw()
         finished = self._clock()
         self._cost = finished - started
-        self._next_sync = finished + refresh_gap(self._cost)
+        self._next_sync = finished + self._cost * REFRESH_COST_FACTOR
 
     def _load_all(self) -> None:
         rows = self.store.all_chunk_vectors(self.model)
@@ -173,41 +203,48 @@ class VectorIndex:
         self._matrix = self._decode([r[2] for r in rows])
 
     def _changes(
-        self, store: SQLiteStore, idents: npt.NDArray[np.int64]
-    ) -> tuple[npt.NDArray[np.bool_], list[tuple[int, str, bytes]]]:
-        """What changed since ``idents`` (the rows held): a mask of the rows gone, and the new
-        rows with their vectors. It only reads, so it may run outside the lock."""
+        self,
+        store: SQLiteStore,
+        ids: npt.NDArray[np.int64],
+        idents: npt.NDArray[np.int64],
+        matrix: npt.NDArray[Any],
+    ) -> _Update:
+        """The state after the changes since ``ids``/``idents``/``matrix`` (the rows held),
+        and what changed. It only reads them, so it may run outside the lock."""
         current = store.vector_chunk_keys(self.model)
         current_idents = _idents(current)
         gone_mask = ~np.isin(idents, current_idents)
         new_rows = np.flatnonzero(~np.isin(current_idents, idents))
-        return gone_mask, store.chunk_vectors(self.model, [current[i][0] for i in new_rows])
+        rows = store.chunk_vectors(self.model, [current[i][0] for i in new_rows])
+        added = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        added_matrix = self._decode([r[2] for r in rows])
+        if not gone_mask.any() and not rows:
+            return _Update(ids, idents, matrix, added, added, added_matrix)
+        keep = ~gone_mask
+        return _Update(
+            np.concatenate([ids[keep], added]),
+            np.concatenate([idents[keep], _idents(rows)]),
+            np.concatenate([matrix[keep], added_matrix]),
+            ids[gone_mask],
+            added,
+            added_matrix,
+        )
 
-    def _apply_changes(
-        self, gone_mask: npt.NDArray[np.bool_], rows: list[tuple[int, str, bytes]]
-    ) -> None:
-        if int(gone_mask.sum()) + len(rows) > HNSW_REBUILD_SHARE * max(self.size, 1):
+    def _apply(self, update: _Update) -> None:
+        """Swap in an update's arrays; a small change goes into the HNSW graph too."""
+        changed = update.gone.size + update.added.size
+        if self._too_big_for_graph(changed):
             self._drop_hnsw()
             self._last_bulk = self._clock()
-        if gone_mask.any():
-            gone = self._ids[gone_mask]
-            keep = ~gone_mask
-            self._ids = self._ids[keep]
-            self._idents = self._idents[keep]
-            self._matrix = self._matrix[keep]
-            if self._hnsw is not None:
-                self._hnsw.remove(gone.astype(np.uint64))
-        if rows:
-            ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-            matrix = self._decode([r[2] for r in rows])
-            self._ids = np.concatenate([self._ids, ids])
-            self._idents = np.concatenate([self._idents, _idents(rows)])
-            self._matrix = np.concatenate([self._matrix, matrix])
-            if self._hnsw is not None and ids.size:
+        self._ids, self._idents, self._matrix = update.ids, update.idents, update.matrix
+        if self._hnsw is not None:
+            if update.gone.size:
+                self._hnsw.remove(update.gone.astype(np.uint64))
+            if update.added.size:
                 self._hnsw.add(
-                    ids.astype(np.uint64),
-                    matrix.astype(np.float32),
-                    threads=_insert_threads(ids.size),
+                    update.added.astype(np.uint64),
+                    update.added_matrix.astype(np.float32),
+                    threads=_insert_threads(update.added.size),
                 )
 
     def _decode(self, blobs: Sequence[bytes]) -> npt.NDArray[Any]:
@@ -237,6 +274,10 @@ class VectorIndex:
             self._builder = builder
             builder.start()
 
+    def _too_big_for_graph(self, changed: int) -> bool:
+        """A change too large to insert into the HNSW graph while searches wait."""
+        return changed > min(HNSW_INPLACE_MAX, HNSW_REBUILD_SHARE * max(self.size, 1))
+
     def _drop_hnsw(self) -> None:
         if self._hnsw is not None or self._builder is not None:
             self._generation += 1  # a graph being built is no longer wanted
@@ -251,6 +292,7 @@ class VectorIndex:
         generation: int,
     ) -> None:
         # The arrays are a snapshot: updates replace self._ids/self._matrix, never mutate them.
+        yield_cpu()
         try:
             graph = build_hnsw(ids, matrix, self.dimension)
         except Exception as exc:  # a failed graph leaves exact search, which always works
@@ -263,9 +305,14 @@ class VectorIndex:
                 return
             self._builder = None
             gone = ids[~np.isin(idents, self._idents)]
+            new_rows = np.flatnonzero(~np.isin(self._idents, idents))
+            if self._too_big_for_graph(gone.size + new_rows.size):
+                # Much changed while it was built: catching up would hold searches. Build
+                # again once writes are quiet (exact search meanwhile).
+                self._last_bulk = self._clock()
+                return
             if gone.size:
                 graph.remove(gone.astype(np.uint64))
-            new_rows = np.flatnonzero(~np.isin(self._idents, idents))
             if new_rows.size:
                 graph.add(
                     self._ids[new_rows].astype(np.uint64),
