@@ -173,3 +173,23 @@ def test_an_unavailable_root_keeps_its_indexed_files(tmp_path: Path, vault: Path
         assert report.removed == 0
         assert any("root is not readable" in p["reason"] for p in report.problems)
         assert engine.search("redis ttl").hits
+
+
+def test_parser_processes_start_clean_from_a_process_with_threads(tmp_path: Path) -> None:
+    """Enough files for the process pool, indexed while other threads run (as in a live index):
+    the pool's processes come from a fork server, not a fork of this threaded process."""
+    import threading
+
+    notes = tmp_path / "notes"
+    count = indexer_module.PARALLEL_MIN_FILES + 10
+    for i in range(count):
+        write(notes / f"n{i}.md", f"# Note {i}\n\nThe walrus number {i}.\n")
+    stop = threading.Event()
+    busy = threading.Thread(target=stop.wait, daemon=True)
+    busy.start()
+    assert indexer_module._pool_context().get_start_method() in ("forkserver", "spawn")
+    with engine_for(project(tmp_path, {"notes": notes}), **{"index.workers": 2}) as engine:
+        report = engine.index()
+        assert report.added == count
+        assert len(engine.search("walrus", top_k=1000, mode="keyword").hits) == count
+    stop.set()

@@ -10,6 +10,8 @@ run killed half-way) never sees half a file.
 
 from __future__ import annotations
 
+import multiprocessing
+import multiprocessing.context
 import os
 import time
 from collections import Counter
@@ -92,6 +94,16 @@ class IndexReport:
 
 def _reason_kind(reason: str) -> str:
     return reason.split(":")[0].split(" (")[0]
+
+
+def _pool_context() -> multiprocessing.context.BaseContext:
+    """Parser processes are never forked from this process: a live index forks from a process
+    with threads (watcher, worker, server), and a child forked while another thread held a lock
+    can wait on it forever (seen: parser processes left blocked after their server was
+    killed). A fork server (or spawn, where there is none) starts them clean, and they exit
+    when the process that started them dies."""
+    methods = multiprocessing.get_all_start_methods()
+    return multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
 
 
 class Indexer:
@@ -287,7 +299,10 @@ class Indexer:
                 yield prepare_file(found, known, self.prepare_settings, analyzer, registry)
             return
         with ProcessPoolExecutor(
-            max_workers=workers, initializer=init_worker, initargs=(self.prepare_settings,)
+            max_workers=workers,
+            mp_context=_pool_context(),
+            initializer=init_worker,
+            initargs=(self.prepare_settings,),
         ) as pool:
             try:
                 yield from pool.map(prepare_in_worker, jobs, chunksize=16)
