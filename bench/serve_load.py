@@ -47,6 +47,7 @@ import psutil
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "bench"))
+from hybrid_latency import store_random_vectors  # noqa: E402
 from index_scale import DEFAULT_TGZ, sample_queries, unpack  # noqa: E402
 
 NATURAL = [
@@ -100,27 +101,13 @@ def pct(values: list[float], q: float) -> float:
     return float(np.percentile(values, q)) if values else 0.0
 
 
-def store_random_vectors(folder: Path, env: dict[str, str]) -> int:
+def random_vectors(folder: Path, env: dict[str, str]) -> int:
     """A random unit vector for every section, under the configured model's key."""
-    from noteseek.embed.onnx import MODELS
     from noteseek.engine import open_engine
 
     engine = open_engine(folder, environ=env, flags={"embedding.enabled": True})
     try:
-        store = engine.store
-        model = engine.model_id
-        dim = MODELS[engine.settings.embedding.model].dimension
-        rng = np.random.default_rng(0)
-        pending = store.pending_embeddings(model)
-        for start in range(0, len(pending), 5000):
-            part = pending[start : start + 5000]
-            v = rng.normal(size=(len(part), dim)).astype(np.float32)
-            v /= np.linalg.norm(v, axis=1, keepdims=True)
-            store.put_vectors(
-                model, [(k, row.tobytes()) for (k, _), row in zip(part, v, strict=True)]
-            )
-        store.set_meta("embedding_model", model)
-        return len(pending)
+        return store_random_vectors(engine)
     finally:
         engine.close()
 
@@ -287,7 +274,7 @@ def main() -> int:
         )
         if vectors:
             t = time.perf_counter()
-            count = store_random_vectors(folder, env)
+            count = random_vectors(folder, env)
             print(f"stored {count} random unit vectors in {time.perf_counter() - t:.1f} s")
         mix = request_mix(corpus, vectors)
         log_path = tmpdir / "serve.log"

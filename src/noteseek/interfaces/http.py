@@ -695,11 +695,12 @@ def create_app(live: LiveTools, serve: ServeSettings) -> FastAPI:
         """Semantic search with a hypothetical answer (HyDE), as the MCP tool of that name."""
         return tools_call("search_with_hypothesis", params)
 
+    read_route: dict[str, Any] = {"tags": ["read"], "dependencies": guarded}
+
     @app.get(
         "/chunks/{chunk_id}",
-        tags=["read"],
-        dependencies=guarded,
         response_model=ChunkResponse,
+        **read_route,
         responses=_errors(401, 404, 422, 503),
     )
     def get_chunk(
@@ -713,9 +714,8 @@ def create_app(live: LiveTools, serve: ServeSettings) -> FastAPI:
 
     @app.get(
         "/documents/{path:path}",
-        tags=["read"],
-        dependencies=guarded,
         response_model=DocumentResponse,
+        **read_route,
         responses=_errors(400, 401, 404, 422, 503),
     )
     def get_document(
