@@ -44,6 +44,8 @@ from noteseek.types import Filters
 
 DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
 DEPTH = 300
+SHIPPED = {"keyword": 1.0, "semantic": 1.5}
+"""The shipped lane weights."""
 Lanes = dict[str, list[tuple[int, float]]]
 
 
@@ -124,11 +126,15 @@ def with_graph(docs: list[str], neighbours: Neighbours, seeds: int, weight: floa
     for rank, doc in enumerate(docs[:seeds], start=1):
         for n in neighbours.get(doc, ()):
             graph[n] = graph.get(n, 0.0) + 0.5 / rank
-    ranked = sorted(graph, key=lambda d: -graph[d])
+    return fuse_documents(docs, sorted(graph, key=lambda d: -graph[d]), weight)
+
+
+def fuse_documents(docs: list[str], lane: list[str], weight: float) -> list[str]:
+    """RRF (k 10) of the document ranking (weight 1) and a graph lane (weight ``weight``)."""
     fused: dict[str, float] = {}
     for rank, doc in enumerate(docs, start=1):
         fused[doc] = fused.get(doc, 0.0) + 1.0 / (10 + rank)
-    for rank, doc in enumerate(ranked, start=1):
+    for rank, doc in enumerate(lane, start=1):
         fused[doc] = fused.get(doc, 0.0) + weight / (10 + rank)
     return sorted(fused, key=lambda d: -fused[d])
 
@@ -141,13 +147,7 @@ def ppr_lane(docs: list[str], graph: WalkGraph, seeds: int, weight: float) -> li
     pr = graph.personalised(start) if weight > 0 else {}
     if not pr:
         return docs
-    ranked = sorted(pr, key=lambda d: -pr[d])[:100]
-    fused: dict[str, float] = {}
-    for rank, doc in enumerate(docs, start=1):
-        fused[doc] = fused.get(doc, 0.0) + 1.0 / (10 + rank)
-    for rank, doc in enumerate(ranked, start=1):
-        fused[doc] = fused.get(doc, 0.0) + weight / (10 + rank)
-    return sorted(fused, key=lambda d: -fused[d])
+    return fuse_documents(docs, sorted(pr, key=lambda d: -pr[d])[:100], weight)
 
 
 _IDENT_RE = re.compile(r"[a-z][A-Z]|\w_\w|\w\.\w|::|\w\(\)|--\w|`")
@@ -172,11 +172,21 @@ def by_query_type(
     weights_for: dict[str, dict[str, float]],
 ) -> dict[str, list[str]]:
     """Per query: RRF with the lane weights of its type (the shipped ones when not given)."""
+    return with_weights(
+        per_query, paths, lambda qid: weights_for.get(query_type(ds.queries[qid]), SHIPPED)
+    )
+
+
+def with_weights(
+    per_query: dict[str, Lanes],
+    paths: dict[int, str],
+    weights_of: Callable[[str], dict[str, float]],
+) -> dict[str, list[str]]:
+    """Per query: documents in the order of RRF with the weights ``weights_of(qid)``."""
     out: dict[str, list[str]] = {}
     for qid, lanes in per_query.items():
-        weights = weights_for.get(query_type(ds.queries[qid]), {"keyword": 1.0, "semantic": 1.5})
         seen: dict[str, None] = {}
-        for item in rrf(lanes, weights, 10.0):
+        for item in rrf(lanes, weights_of(qid), 10.0):
             seen.setdefault(paths[item.rowid], None)
         out[qid] = list(seen)
     return out
@@ -212,15 +222,11 @@ def by_query_length(
 ) -> dict[str, list[str]]:
     """Per query: RRF with ``short`` lane weights for queries of at most ``cutoff`` words,
     the shipped weights otherwise."""
-    out: dict[str, list[str]] = {}
-    for qid, lanes in per_query.items():
-        words = len(ds.queries[qid].split())
-        weights = short if words <= cutoff else {"keyword": 1.0, "semantic": 1.5}
-        seen: dict[str, None] = {}
-        for item in rrf(lanes, weights, 10.0):
-            seen.setdefault(paths[item.rowid], None)
-        out[qid] = list(seen)
-    return out
+    return with_weights(
+        per_query,
+        paths,
+        lambda qid: short if len(ds.queries[qid].split()) <= cutoff else SHIPPED,
+    )
 
 
 def score(

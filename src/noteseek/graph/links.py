@@ -214,6 +214,7 @@ class LinkGraph:
     """Documents and typed edges; placeholders for targets that do not exist yet."""
 
     docs: dict[str, DocInfo]
+    resolver: Resolver
     edges: list[Edge] = field(default_factory=list)
     _out: dict[str, list[Edge]] = field(default_factory=lambda: defaultdict(list))
     _in: dict[str, list[Edge]] = field(default_factory=lambda: defaultdict(list))
@@ -221,14 +222,12 @@ class LinkGraph:
     @classmethod
     def build(cls, docs: Iterable[DocInfo], links: Iterable[RawLink]) -> LinkGraph:
         resolver = Resolver(docs)
-        graph = cls(resolver.docs)
+        graph = cls(resolver.docs, resolver)
         for link in links:
             source = resolver.docs.get(link.source)
             if source is None:
                 continue
-            target = resolver.resolve(link.source, link.target, link.kind)
-            if target is None and link.display and link.kind in ("wikilink", "embed"):
-                target = resolver.resolve(link.source, link.display, link.kind)
+            target = graph.resolve(link.source, link.target, link.kind, link.display)
             if target is None and not placeholder(link.target)[1:]:
                 continue  # [[#Heading]]: a link inside the same note
             if target == link.source:
@@ -244,6 +243,16 @@ class LinkGraph:
             graph._out[edge.source].append(edge)
             graph._in[edge.target].append(edge)
         return graph
+
+    def resolve(
+        self, source: str, target: str, kind: str, display: str | None = None
+    ) -> str | None:
+        """The doc_id a link from ``source`` leads to, or None: the target, then for a
+        wikilink or embed the other side of ``[[a|b]]`` (Dendron writes label|target)."""
+        found = self.resolver.resolve(source, target, kind)
+        if found is None and display and kind in ("wikilink", "embed"):
+            found = self.resolver.resolve(source, display, kind)
+        return found
 
     def outgoing(self, doc_id: str) -> list[Edge]:
         return list(self._out.get(doc_id, ()))

@@ -64,13 +64,8 @@ class ConceptVocabulary:
         chosen = sorted(best.items(), key=lambda kv: (-kv[1][0], kv[0]))[:max_terms]
         words = [w for _, (_, w) in chosen]
         stems = [s for s, _ in chosen]
-        dim_probe = embed(["probe"]) if not words else None
         parts = [embed(words[i : i + EMBED_BATCH]) for i in range(0, len(words), EMBED_BATCH)]
-        if parts:
-            matrix = np.vstack(parts).astype(np.float32)
-        else:
-            assert dim_probe is not None
-            matrix = np.zeros((0, dim_probe.shape[1]), dtype=np.float32)
+        matrix = np.vstack(parts).astype(np.float32) if parts else np.zeros((0, 0), np.float32)
         norms = np.linalg.norm(matrix, axis=1, keepdims=True)
         matrix /= np.where(norms > 0, norms, 1.0)
         return cls(words, stems, matrix)

@@ -292,7 +292,7 @@ def mmr(fused: list[Fused], index: VectorIndex, lam: float, depth: int) -> list[
             if has[i]:
                 mat[i] = vectors[f.rowid]
         sims = mat @ mat.T
-    relevance = np.array([f.score for f in head], dtype=np.float64)
+    relevance = np.array(scores, dtype=np.float64)
     closest = np.full(n, -np.inf)  # each candidate's largest cosine to the picks so far
     left = np.ones(n, dtype=bool)
     order: list[int] = []

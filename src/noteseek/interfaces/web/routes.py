@@ -8,7 +8,6 @@ Thin over the engine: ``Engine.read_document`` (which keeps every path inside it
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
@@ -19,7 +18,7 @@ from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, Field
 
 from noteseek.engine import Ambiguous, Engine, NotFound
-from noteseek.graph.links import LinkGraph, Resolver
+from noteseek.graph.links import LinkGraph
 from noteseek.interfaces.mcp import LiveTools, ToolError
 from noteseek.interfaces.web.render import Rendered, render_markdown, render_plain
 from noteseek.parse.registry import get_parser
@@ -163,21 +162,6 @@ def page_router() -> APIRouter:
     return router
 
 
-class _ResolverCache:
-    """One link resolver per link graph (the engine rebuilds the graph when the index changes)."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._graph: LinkGraph | None = None
-        self._resolver: Resolver | None = None
-
-    def get(self, graph: LinkGraph) -> Resolver:
-        with self._lock:
-            if self._graph is not graph or self._resolver is None:
-                self._graph, self._resolver = graph, Resolver(graph.docs.values())
-            return self._resolver
-
-
 _PATH = Path(
     max_length=MAX_REF_CHARS,
     description="Root-relative path or doc id (root/path) of an indexed document.",
@@ -187,7 +171,6 @@ _PATH = Path(
 def data_router(live: LiveTools, auth: Callable[..., Any]) -> APIRouter:
     """The JSON routes the page reads notes through; every one depends on ``auth``."""
     router = APIRouter(dependencies=[Depends(auth)], tags=["web page"])
-    resolvers = _ResolverCache()
 
     def with_engine(work: Callable[[Engine], Any]) -> Any:
         try:
@@ -221,7 +204,7 @@ def data_router(live: LiveTools, auth: Callable[..., Any]) -> APIRouter:
         try:
             check_ref(path)
             # The engine is held only to read; rendering a long note does not hold up searches.
-            return _render(with_engine(lambda engine: _read(engine, path, resolvers)))
+            return _render(with_engine(lambda engine: _read(engine, path)))
         except _RequestError as exc:
             return _error(exc.status, str(exc))
 
@@ -248,25 +231,20 @@ def data_router(live: LiveTools, auth: Callable[..., Any]) -> APIRouter:
 class _Note:
     file: FileRow
     text: str
-    resolver: Resolver
+    graph: LinkGraph
     links: dict[str, Any]
 
 
-def _read(engine: Engine, ref: str, resolvers: _ResolverCache) -> _Note:
+def _read(engine: Engine, ref: str) -> _Note:
     file, text = engine.read_document(ref)
-    resolver = resolvers.get(engine.link_graph())
-    return _Note(file, text, resolver, engine.links(file.doc_id))
+    return _Note(file, text, engine.link_graph(), engine.links(file.doc_id))
 
 
 def _render(note: _Note) -> RenderOut:
     file = note.file
 
     def resolve(target: str, display: str | None, kind: str) -> str | None:
-        # As LinkGraph.build: the target, then (Dendron's label|target) the other side.
-        found = note.resolver.resolve(file.doc_id, target, kind)
-        if found is None and display and kind != "markdown":
-            found = note.resolver.resolve(file.doc_id, display, kind)
-        return found
+        return note.graph.resolve(file.doc_id, target, kind, display)
 
     parser = get_parser(file.path)
     rendered: Rendered
