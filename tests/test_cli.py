@@ -43,9 +43,9 @@ def test_quick_start_flow_on_the_example_vault(tmp_path: Path) -> None:
     assert got_json["kind"] == "chunk"
 
     status = json.loads(run(["status", "--json"], tmp_path).stdout)
-    assert status["files"] == 36 and status["chunks"] > 36
+    assert status["documents"] == 36 and status["chunks"] > 36
     assert status["last_run"]["unchanged"] == 36
-    assert any(p["path"] == "notes/kafka.md" for p in status["problems"])
+    assert any(p["path"] == "notes/kafka.md" for p in status["failures"])
     assert "vault" in run(["status"], tmp_path).stdout
 
 

@@ -36,7 +36,7 @@ def test_the_sdk_client_lists_and_calls_the_tools(vault: Path, tmp_path: Path) -
                 assert {t.name for t in listed} == TOOLS
                 query = next(t for t in listed if t.name == "query_documents")
                 assert query.input_schema["required"] == ["query"]
-                assert "explain" not in query.input_schema["properties"]  # HTTP-only
+                assert "explain" in query.input_schema["properties"]  # every door explains
 
                 async def indexed() -> bool:
                     status = await call(client, "index_status")

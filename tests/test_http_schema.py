@@ -14,7 +14,7 @@ from schemathesis import GenerationMode
 from tests.test_serve import TOKEN, ServeProcess, serving_example_vault
 
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
-# Schema-valid data must never get 413/415/422 (or a 5xx). It may get 400: a schema cannot say
+# Schema-valid data must never get 413/415 (or a 5xx). It may get 400: a schema cannot say
 # which roots exist or which strings are dates, and the engine refuses those precisely; 404
 # for chunk ids and paths that are well-formed but not in the index.
 CONFIG = schemathesis.Config.from_str(

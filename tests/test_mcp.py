@@ -35,6 +35,9 @@ TOOLS = {
     "search_with_hypothesis",
     "get_chunk",
     "get_document",
+    "get_section",
+    "get_links",
+    "get_neighbourhood",
     "index_status",
     "reindex",
 }
@@ -70,7 +73,8 @@ def test_tools_are_listed_with_strict_schemas(vault: Path, tmp_path: Path) -> No
             query = by_name["query_documents"].input_schema
             assert query["required"] == ["query"]
             top_n = query["properties"]["top_n"]
-            assert (top_n["minimum"], top_n["maximum"], top_n["default"]) == (1, 100, 5)
+            assert (top_n["type"], top_n["minimum"], top_n["maximum"]) == ("integer", 1, 100)
+            assert "default" not in top_n and "search.top_k" in top_n["description"]
             assert set(query["properties"]) == {
                 "query",
                 "top_n",
@@ -84,6 +88,7 @@ def test_tools_are_listed_with_strict_schemas(vault: Path, tmp_path: Path) -> No
                 "min_score",
                 "excluded_files",
                 "expand_chars",
+                "explain",
             }
             compressed = by_name["query_documents_compressed"].input_schema["properties"]
             assert compressed["min_score"]["default"] == 0.3
@@ -102,7 +107,7 @@ def test_query_documents_results_and_filters(vault: Path, tmp_path: Path) -> Non
             await ready(client)
             out = await call(client, "query_documents", {"query": "redis ttl expiry"})
             assert out["status"] == "ready"
-            assert 1 <= len(out["results"]) <= 5
+            assert 1 <= len(out["results"]) <= 10  # search.top_k
             first = out["results"][0]
             assert first["path"] == "notes/redis.md"
             assert first["title"] == "Redis"
@@ -117,7 +122,9 @@ def test_query_documents_results_and_filters(vault: Path, tmp_path: Path) -> Non
                 got = await call(client, "query_documents", {"query": "redis", alias: 2})
                 assert len(got["results"]) == 2
             # Filters and exclusions.
-            tagged = await call(client, "query_documents", {"query": "cache", "tags": ["caching"]})
+            tagged = await call(
+                client, "query_documents", {"query": "cache", "tags": ["caching"], "top_n": 5}
+            )
             assert tagged["results"]
             assert all(
                 r["path"] in {"notes/redis.md", "notes/caching-strategies.md"}

@@ -12,7 +12,7 @@ import os
 import re
 import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -789,11 +789,34 @@ class Engine:
             file = self._resolve_file(norm)
         root_real = Path(os.path.realpath(file.root_path))
         if not Path(os.path.realpath(Path(file.root_path) / file.path)).is_relative_to(root_real):
-            raise ValueError(f"{ref!r} leads outside its root (symbolic link); not readable")
+            raise NotFound(f"{ref!r} leads outside its root (symbolic link); not readable")
         text = self._read_document(file)
         if text is None:
             raise NotFound(f"cannot read {file.doc_id}: the file is gone or unreadable")
         return file, text
+
+    def section(self, ref: str, line: int) -> GetResult:
+        """The whole section (neighbouring pieces under one heading) holding ``line``."""
+        return self._section_at(self._resolve_file(ref), line)
+
+    @contextlib.contextmanager
+    def writer_role(self, command: str) -> Iterator[None]:
+        """Hold the index's writer role for a one-shot command, or raise WriterBusy."""
+        from noteseek.indexing.lock import WriterLock, read_writer_info
+        from noteseek.indexing.service import NotWriter
+
+        lock = WriterLock(self.index_dir)
+        if not lock.try_acquire():
+            holder = read_writer_info(self.index_dir) or {}
+            pid = f" (pid {holder['pid']})" if holder.get("pid") else ""
+            raise NotWriter(
+                f"another noteseek process{pid} is the writer of this index and keeps it fresh; "
+                "ask it to re-index (MCP tool reindex, or POST /reindex) or stop it first"
+            )
+        try:
+            yield
+        finally:
+            lock.release()
 
     def _section_at(self, file: FileRow, line: int) -> GetResult:
         chunks = self.store.file_chunks(file.file_id)

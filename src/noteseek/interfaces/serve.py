@@ -2,7 +2,7 @@
 
 The socket is bound here, before uvicorn starts, so a busy port is a clear error and port 0
 picks a free one (the line printed on stderr says which). The index opens on a background
-thread (``LiveTools``), so the server answers ``/health`` at once. SIGTERM and Ctrl-C stop
+thread (``operations.Runtime``), so the server answers ``/health`` at once. SIGTERM and Ctrl-C stop
 uvicorn gracefully (open requests get ``SHUTDOWN_GRACE`` seconds), then the app's lifespan
 stops the watcher and the worker and releases the writer lock; the process exits 0.
 """
@@ -76,13 +76,14 @@ def run_server(config: LoadedConfig, *, watch: bool = True) -> NoReturn:
     import uvicorn
 
     from noteseek.interfaces.http import create_app
-    from noteseek.interfaces.mcp import LiveTools
+    from noteseek.interfaces.mcp import build_server
+    from noteseek.operations import Runtime
 
     serve = config.settings.serve
     check_token(serve.host, serve.token is not None)
     sock = bind(serve.host, serve.port)
-    live = LiveTools(lambda: config, watch=watch)
-    app = create_app(live, serve)
+    runtime = Runtime(lambda: config, watch=watch)
+    app = create_app(runtime, serve, build_server(runtime))
     server = uvicorn.Server(
         uvicorn.Config(
             app,

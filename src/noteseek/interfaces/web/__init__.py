@@ -2,8 +2,9 @@
 
 ``install`` is called by the HTTP app (``noteseek.interfaces.http``) to add the page at ``/``.
 The page itself (``static/``: hand-written HTML, JavaScript and CSS, no build step) searches
-through the app's ``POST /query_documents`` and polls ``GET /status``; it reads notes through
-``GET /render/{path}`` and ``GET /graph/{path}`` added here (see ``routes.py``).
+through the app's ``POST /query_documents``, polls ``GET /status`` and draws a note's
+neighbourhood from ``GET /graph/{path}`` (operation routes); it reads a note through
+``GET /render/{path}`` added here (see ``routes.py``).
 """
 
 from __future__ import annotations
@@ -14,12 +15,12 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from fastapi import FastAPI
 
-    from noteseek.interfaces.mcp import LiveTools
+    from noteseek.operations import Runtime
 
 
-def install(app: FastAPI, live: LiveTools, auth: Callable[..., Any]) -> None:
+def install(app: FastAPI, runtime: Runtime, auth: Callable[..., Any]) -> None:
     """Mount the page at ``/`` and its routes; every data route depends on ``auth``."""
     from noteseek.interfaces.web.routes import data_router, page_router
 
     app.include_router(page_router())
-    app.include_router(data_router(live, auth))
+    app.include_router(data_router(runtime, auth))

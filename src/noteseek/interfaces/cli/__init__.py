@@ -1,0 +1,32 @@
+"""The ``noteseek`` command: a thin door over the operations table.
+
+Each module registers its commands on the one typer app (``common.py``, which also holds the
+exit codes): ``indexing`` (init, index, rebuild), ``searching`` (search), ``reading`` (get,
+links, graph, status, config show), ``serving`` (mcp, serve, watch) and ``evaluate`` (eval).
+"""
+
+from __future__ import annotations
+
+import sys
+
+# Each command module registers its commands on the app when imported.
+import noteseek.interfaces.cli.evaluate
+import noteseek.interfaces.cli.indexing
+import noteseek.interfaces.cli.reading
+import noteseek.interfaces.cli.searching
+import noteseek.interfaces.cli.serving  # noqa: F401
+from noteseek.interfaces.cli.common import EXIT_INTERRUPTED, app, err
+
+__all__ = ["app", "main"]
+
+
+def main() -> None:
+    try:
+        app()
+    except KeyboardInterrupt:
+        err.print("interrupted")
+        sys.exit(EXIT_INTERRUPTED)
+
+
+if __name__ == "__main__":
+    main()

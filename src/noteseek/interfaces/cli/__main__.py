@@ -1,0 +1,5 @@
+"""``python -m noteseek.interfaces.cli``: the ``noteseek`` command."""
+
+from noteseek.interfaces.cli import main
+
+main()

@@ -1,0 +1,114 @@
+"""What every command shares: the app, the consoles, the exit codes, running an operation.
+
+Exit codes: 0 success (files skipped for bad input are reported, not failures); 1 nothing found
+(search without results, an unknown chunk, path or line, or a path in several roots); 2 usage
+or configuration error (bad option, bad query, bad filter, invalid config); 3 no index or
+nothing to index yet; 4 another process is the writer of the index (ask it, or stop it); 130
+interrupted (Ctrl-C; the index stays consistent and the next run resumes).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from noteseek.config import ConfigError
+from noteseek.operations import NO_LIMITS, Context, ErrorKind, OperationError, execute, parse
+
+if TYPE_CHECKING:  # imported where used, so `noteseek mcp` starts without them
+    pass
+
+EXIT_OK, EXIT_NOT_FOUND, EXIT_USAGE, EXIT_NO_INDEX, EXIT_CONFLICT, EXIT_INTERRUPTED = (
+    0,
+    1,
+    2,
+    3,
+    4,
+    130,
+)
+EXIT_CODE: dict[ErrorKind, int] = {
+    "invalid": EXIT_USAGE,
+    "not_found": EXIT_NOT_FOUND,
+    "ambiguous": EXIT_NOT_FOUND,
+    "conflict": EXIT_CONFLICT,
+    "unavailable": EXIT_NO_INDEX,
+}
+"""Each kind of operation error, once, as an exit code."""
+
+app = typer.Typer(
+    name="noteseek",
+    help="Local-first search over Markdown notes, docs and agent memory.",
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode="rich",
+    pretty_exceptions_enable=False,
+)
+config_app = typer.Typer(help="Inspect the resolved configuration.", no_args_is_help=True)
+app.add_typer(config_app, name="config")
+
+out = Console(highlight=False, soft_wrap=True)
+err = Console(stderr=True, highlight=False, soft_wrap=True)  # paths in errors stay whole
+
+NO_INDEX = "no index yet: run `noteseek index <folder>` (or `noteseek init`)"
+
+
+class State:
+    config_file: Path | None = None
+    flags: dict[str, Any] = {}  # noqa: RUF012 - one CLI invocation per process
+
+
+@app.callback()
+def _main(
+    config: Path | None = typer.Option(None, "--config", "-c", help="Project config file to use."),
+    index_dir: Path | None = typer.Option(
+        None, "--index-dir", help="Index folder (overrides index.dir)."
+    ),
+) -> None:
+    State.config_file = config
+    State.flags = {"index.dir": str(index_dir)} if index_dir else {}
+
+
+def fail(message: str, code: int) -> typer.Exit:
+    err.print(f"[bold red]error:[/] {escape(message)}")
+    return typer.Exit(code)
+
+
+@contextmanager
+def opened(roots: list[str] | None = None, *, need_index: bool = False) -> Iterator[Context]:
+    """The index for one command, with every error turned into a message and an exit code."""
+    from noteseek.engine import open_engine
+
+    try:
+        engine = open_engine(Path.cwd(), State.config_file, State.flags, roots=roots or [])
+    except ConfigError as exc:
+        raise fail(str(exc), EXIT_USAGE) from None
+    try:
+        if need_index and not engine.index_exists:
+            raise fail(NO_INDEX, EXIT_NO_INDEX)
+        yield Context(engine, None, NO_LIMITS)
+    except OperationError as exc:
+        raise fail(str(exc), EXIT_CODE[exc.kind]) from None
+    except ValueError as exc:  # ConfigError and the engine's precise messages for bad values
+        raise fail(str(exc), EXIT_USAGE) from None
+    except KeyboardInterrupt:
+        err.print("interrupted: the index is consistent; run the command again to finish")
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+    finally:
+        for notice in engine.notices:
+            err.print(f"[yellow]note:[/] {escape(notice)}")
+        engine.close()
+
+
+def call(ctx: Context, name: str, arguments: dict[str, Any], **options: Any) -> dict[str, Any]:
+    """Run an operation as every door does: the same validation, the same errors.
+
+    Options left unset (None) take the operation's defaults, which come from the settings.
+    """
+    op, params = parse(name, {k: v for k, v in arguments.items() if v is not None})
+    return execute(op, ctx, params, **options)

@@ -1,0 +1,163 @@
+"""``noteseek init``, ``index`` and ``rebuild``: writing the index from the command line.
+
+``index`` and ``rebuild`` run the operations of those names, which take the index's writer
+role for the run: beside a running ``serve``, ``mcp`` or ``watch`` they refuse (exit 4) and
+say which process to ask instead.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+from noteseek.config import INIT_TEMPLATE, PROJECT_FILE
+from noteseek.interfaces.cli.common import EXIT_USAGE, app, call, err, fail, opened, out
+
+
+@app.command()
+def init(
+    path: Annotated[str, typer.Option(help="Folder of notes for the first root.")] = ".",
+    force: Annotated[bool, typer.Option(help="Overwrite an existing file.")] = False,
+) -> None:
+    """Write a commented .noteseek.toml in the current folder."""
+    target = Path.cwd() / PROJECT_FILE
+    if target.exists() and not force:
+        raise fail(f"{target} exists (use --force to overwrite)", EXIT_USAGE)
+    target.write_text(INIT_TEMPLATE.format(path=path.replace('"', '\\"')), encoding="utf-8")
+    out.print(f"wrote {target}\nnext: noteseek index")
+
+
+@app.command()
+def index(
+    roots: Annotated[
+        list[str] | None, typer.Argument(help="Root names or folders (default: all roots).")
+    ] = None,
+    force: Annotated[bool, typer.Option(help="Re-read every file, even unchanged ones.")] = False,
+    keyword_only: Annotated[
+        bool,
+        typer.Option("--keyword-only", help="Skip embeddings (keyword search only) this run."),
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+) -> None:
+    """Index roots incrementally, then embed new chunks (keyword search works meanwhile)."""
+    with (
+        opened(roots) as ctx,
+        progress_bar(as_json, "indexing", "files") as progress,
+        progress_bar(as_json, "embedding", "chunks") as embed_progress,
+    ):
+        data = call(
+            ctx,
+            "index",
+            {"roots": roots or None, "force": force, "keyword_only": keyword_only},
+            progress=progress,
+            embed_progress=embed_progress,
+        )
+    _print_report(data, as_json)
+
+
+@app.command()
+def rebuild(
+    keyword_only: Annotated[
+        bool, typer.Option("--keyword-only", help="Skip embeddings (keyword search only).")
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+) -> None:
+    """Drop the index and build it again from the files (cached vectors are reused)."""
+    with (
+        opened() as ctx,
+        progress_bar(as_json, "indexing", "files") as progress,
+        progress_bar(as_json, "embedding", "chunks") as embed_progress,
+    ):
+        data = call(
+            ctx,
+            "rebuild",
+            {"keyword_only": keyword_only},
+            progress=progress,
+            embed_progress=embed_progress,
+        )
+    _print_report(data, as_json)
+
+
+@contextmanager
+def progress_bar(quiet: bool, label: str = "indexing", unit: str = "files") -> Iterator[Any]:
+    """A progress bar on a terminal, plain log lines every few seconds otherwise."""
+    if quiet:
+        yield None
+        return
+    if err.is_terminal:
+        bar = Progress(
+            TextColumn(f"[bold]{label}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeRemainingColumn(),
+            TextColumn("{task.fields[path]}", style="dim"),
+            console=err,
+            transient=True,
+        )
+        with bar:
+            task = bar.add_task("index", total=None, path="")
+
+            def update(done: int, total: int, path: str) -> None:
+                bar.update(task, completed=done, total=total or None, path=path[-50:])
+
+            yield update
+        return
+    last = [0.0]
+
+    def log(done: int, total: int, path: str) -> None:
+        now = time.monotonic()
+        if done == total or now - last[0] >= 2.0:
+            last[0] = now
+            err.print(f"{label}: {done}/{total} {unit}")
+
+    yield log
+
+
+def _print_report(data: dict[str, Any], as_json: bool) -> None:
+    if as_json:
+        out.print_json(json.dumps(data, ensure_ascii=False))
+        return
+    if data["rebuilt_because"]:
+        err.print(f"[yellow]rebuilt the index:[/] {escape(data['rebuilt_because'])}")
+    parts = [
+        f"{data['added']} added",
+        f"{data['updated']} updated",
+        f"{data['renamed']} renamed",
+        f"{data['removed']} removed",
+        f"{data['unchanged']} unchanged",
+        f"{data['skipped']} skipped",
+    ]
+    if data["touched"]:
+        parts.insert(3, f"{data['touched']} touched (same content)")
+    out.print(
+        f"[bold]{data['scanned']}[/] files in {', '.join(data['roots'])}: "
+        f"{', '.join(parts)} in {data['seconds']:.2f}s"
+    )
+    problems = data["problems"]
+    for p in problems[:20]:
+        style = "red" if p["severity"] == "skipped" else "yellow"
+        out.print(
+            f"  [{style}]{p['severity']}[/] {escape(p['root'])}/{escape(p['path'])}: "
+            f"{escape(p['reason'])}"
+        )
+    if len(problems) > 20:
+        out.print(f"  ... and {len(problems) - 20} more (noteseek status --json lists all)")
+    emb = data["embedding"]
+    if emb:
+        if emb.get("error"):
+            out.print(f"[red]embedding failed:[/] {escape(emb['error'])} (keyword search works)")
+        elif emb["embedded"]:
+            rate = emb.get("texts_per_second") or 0
+            out.print(
+                f"embedded {emb['embedded']} chunks with {escape(emb['model'])} in "
+                f"{emb['seconds']:.1f}s ({rate:.1f}/s)"
+                + ("  [yellow]interrupted: the next run resumes[/]" if emb["interrupted"] else "")
+            )

@@ -1,0 +1,192 @@
+"""``noteseek get``, ``links``, ``graph``, ``status`` and ``config show``: reading the index."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import time
+from typing import Annotated, Any
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from noteseek.interfaces.cli.common import app, call, config_app, err, opened, out
+from noteseek.operations import Context
+from noteseek.operations.params import CHUNK_ID_PATTERN, MAX_DOCUMENT_LINES
+
+_PATH_LINE = re.compile(r"^(.*):(\d+)$")
+
+
+@app.command()
+def get(
+    ref: Annotated[str, typer.Argument(help="Chunk id, path, or path:line.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
+) -> None:
+    """Print a chunk, the section holding a line, or a whole document."""
+    with opened(need_index=True) as ctx:
+        result = _get(ctx, ref.strip())
+    if as_json:
+        out.print_json(json.dumps(result, ensure_ascii=False))
+        return
+    text = result.get("text", result.get("content", ""))
+    first = result.get("start_line", result.get("from_line"))
+    last = result.get("end_line", result.get("to_line"))
+    heading = " > ".join(result.get("heading_path", ()))
+    err.print(
+        f"[bold]{escape(result['title'])}[/]  [green]{escape(result['doc_id'])}:"
+        f"{first}-{last}[/]"
+        + (f"  [cyan]{escape(heading)}[/]" if heading else "")
+        + ("  [yellow](file changed since indexing)[/]" if result.get("stale") else "")
+    )
+    sys.stdout.write(text + ("\n" if not text.endswith("\n") else ""))
+
+
+def _get(ctx: Context, ref: str) -> dict[str, Any]:
+    """A chunk id, ``path:line`` or a path, each through its operation."""
+    if re.match(CHUNK_ID_PATTERN, ref):
+        return call(ctx, "get_chunk", {"chunk_id": ref})
+    m = _PATH_LINE.match(ref)
+    if m:
+        return call(ctx, "get_section", {"path": m.group(1), "line": int(m.group(2))})
+    # A whole document: every page of it.
+    page = call(ctx, "get_document", {"path": ref, "max_lines": MAX_DOCUMENT_LINES})
+    parts = [page["content"]]
+    while page["more"]:
+        page = call(
+            ctx,
+            "get_document",
+            {"path": ref, "from_line": page["to_line"] + 1, "max_lines": MAX_DOCUMENT_LINES},
+        )
+        parts.append(page["content"])
+    return page | {"from_line": 1, "content": "\n".join(parts)}
+
+
+@app.command()
+def links(
+    ref: Annotated[str, typer.Argument(help="A document's path or doc id.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
+) -> None:
+    """A document's outgoing links (typed, resolved or not) and its backlinks."""
+    with opened(need_index=True) as ctx:
+        result = call(ctx, "get_links", {"path": ref})
+    if as_json:
+        out.print_json(json.dumps(result, ensure_ascii=False))
+        return
+    out.print(f"[bold]{escape(result['doc_id'])}[/]")
+    for label, items in (("links to", result["outgoing"]), ("linked from", result["backlinks"])):
+        out.print(f"{label} ({len(items)}):")
+        for item in items:
+            name = item["doc_id"] or f"{item['placeholder']} [yellow](no such note yet)[/]"
+            anchor = f"#{item['anchor']}" if item["anchor"] else ""
+            out.print(
+                f"  {escape(name) if item['doc_id'] else name}{escape(anchor)}  "
+                f"[dim]{item['type']}, line {item['line']}[/]"
+            )
+
+
+@app.command()
+def graph(
+    ref: Annotated[str, typer.Argument(help="A document's path or doc id.")],
+    depth: Annotated[int, typer.Option(help="Links away from the document, 1-2.")] = 1,
+    as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
+) -> None:
+    """A document's neighbourhood: the documents within 1-2 links and the links among them."""
+    with opened(need_index=True) as ctx:
+        result = call(ctx, "get_neighbourhood", {"path": ref, "depth": depth})
+    if as_json:
+        out.print_json(json.dumps(result, ensure_ascii=False))
+        return
+    for node in sorted(result["nodes"], key=lambda n: (n["depth"], n["id"])):
+        name = node["id"] if not node["placeholder"] else f"{node['title']} (no such note yet)"
+        out.print(f"{'  ' * node['depth']}{escape(name)}  [dim]{escape(node['title'])}[/]")
+    out.print(f"[dim]{len(result['nodes'])} documents, {len(result['edges'])} links[/]")
+    if result["truncated"]:
+        out.print("[yellow]more neighbours exist than shown[/]")
+
+
+@app.command()
+def status(
+    as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
+) -> None:
+    """Roots, counts, problems with reasons, index size and the last run."""
+    with opened() as ctx:
+        data = call(ctx, "index_status", {})
+    if as_json:
+        out.print_json(json.dumps(data, ensure_ascii=False, default=str))
+        return
+    out.print(
+        f"[bold]index[/] {escape(data['index_dir'])} ([dim]{escape(data['index_dir_reason'])}[/])"
+    )
+    if not data["exists"]:
+        out.print("no index yet: run `noteseek index`")
+        return
+    table = Table("root", "path", "files", "chunks", box=None)
+    for r in data["roots"]:
+        table.add_row(escape(r["name"]), escape(r["path"]), str(r["files"]), str(r["chunks"]))
+    out.print(table)
+    out.print(
+        f"{data['documents']} files, {data['chunks']} chunks, {data['links']} links, "
+        f"{data['index_bytes'] / 1e6:.1f} MB"
+    )
+    emb = data.get("embedding")
+    if emb:
+        if not emb["enabled"]:
+            out.print("embeddings off (keyword search only)")
+        else:
+            pct = 100.0 * emb["embedded"] / emb["total"] if emb["total"] else 100.0
+            out.print(
+                f"embeddings: {emb['embedded']}/{emb['total']} chunks ({pct:.0f}%) with "
+                f"{escape(emb['model'])}"
+                + (f", {emb['pending']} pending: run noteseek index" if emb["pending"] else "")
+            )
+    run = data.get("last_run")
+    if run:
+        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(run["finished"]))
+        out.print(
+            f"last run {when}: {run['added']} added, {run['updated']} updated, "
+            f"{run['removed']} removed, {run['skipped']} skipped in {run['seconds']}s"
+        )
+    problems = data["failures"]
+    if problems:
+        out.print(f"[bold]{len(problems)} problems[/]")
+        for p in problems:
+            style = "red" if p["severity"] == "skipped" else "yellow"
+            out.print(
+                f"  [{style}]{p['severity']}[/] {escape(p['root'])}/{escape(p['path'])}: "
+                f"{escape(p['reason'])}"
+            )
+
+
+@config_app.command("show")
+def config_show(
+    as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
+) -> None:
+    """Every resolved setting and the layer it came from (default, user, project, env, flag)."""
+    with opened() as ctx:
+        engine = ctx.engine
+        cfg = engine.config
+        rows = cfg.flat()[:-1]
+        files = {
+            "user": str(cfg.user_file),
+            "project": str(cfg.project_file) if cfg.project_file else None,
+        }
+    if as_json:
+        payload = {
+            "files": files,
+            "index_dir": str(engine.index_dir),
+            "index_dir_reason": engine.config.index_dir_reason,
+            "values": [{"key": k, "value": v, "layer": layer} for k, v, layer in rows],
+        }
+        out.print_json(json.dumps(payload, ensure_ascii=False))
+        return
+    out.print(f"user file:    {escape(str(files['user']))}")
+    out.print(f"project file: {escape(str(files['project'] or '(none found)'))}")
+    out.print(
+        f"index dir:    {escape(str(engine.index_dir))} ({escape(engine.config.index_dir_reason)})"
+    )
+    table = Table("key", "value", "layer", box=None)
+    for key, value, layer in rows:
+        table.add_row(escape(key), escape(json.dumps(value, ensure_ascii=False)), layer)
+    out.print(table)

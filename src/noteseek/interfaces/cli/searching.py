@@ -1,0 +1,250 @@
+"""``noteseek search``: the search operations from the command line.
+
+A plain query runs ``query_documents``; ``--compressed`` runs ``query_documents_compressed``
+and ``--hypothesis`` treats the text as a hypothetical answer (``search_with_hypothesis``).
+Options are validated by the operation, so the bounds and messages are those of every door.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.markup import escape
+
+from noteseek.interfaces.cli.common import (
+    EXIT_NOT_FOUND,
+    EXIT_USAGE,
+    app,
+    call,
+    err,
+    fail,
+    opened,
+    out,
+)
+from noteseek.operations import Context
+
+
+@app.command()
+def search(
+    query: Annotated[
+        str | None, typer.Argument(help='Words, "phrases", -excluded, prefix*')
+    ] = None,
+    top_k: Annotated[
+        int | None, typer.Option("--top-k", "-k", help="Results, 1-100 (default search.top_k).")
+    ] = None,
+    path: Annotated[
+        list[str] | None, typer.Option("--path", help="Path glob (repeatable).")
+    ] = None,
+    exclude: Annotated[
+        list[str] | None,
+        typer.Option("--exclude", help="Leave out this file or glob (repeatable)."),
+    ] = None,
+    tag: Annotated[
+        list[str] | None, typer.Option("--tag", help="Tag, incl. nested (repeatable).")
+    ] = None,
+    root: Annotated[
+        list[str] | None, typer.Option("--root", help="Root name (repeatable).")
+    ] = None,
+    after: Annotated[
+        str | None, typer.Option(help="Modified on/after: 2026-01-31, 7d, today.")
+    ] = None,
+    before: Annotated[str | None, typer.Option(help="Modified before this date.")] = None,
+    where: Annotated[
+        list[str] | None, typer.Option("--where", help="Frontmatter key=value or key!=value.")
+    ] = None,
+    mode: Annotated[
+        str | None,
+        typer.Option("--mode", "-m", help="hybrid (default), keyword or semantic."),
+    ] = None,
+    min_score: Annotated[
+        float | None, typer.Option("--min-score", help="Drop results scoring below this (0-1).")
+    ] = None,
+    hypothesis: Annotated[
+        bool,
+        typer.Option(
+            "--hypothesis",
+            help="The text is a hypothetical answer: search by its meaning, as the note would "
+            "say it (HyDE), fused with its keyword matches.",
+        ),
+    ] = False,
+    compressed: Annotated[
+        bool,
+        typer.Option(
+            "--compressed",
+            help="Drop near-duplicate sections and results below --min-score (default 0.3).",
+        ),
+    ] = False,
+    similarity_threshold: Annotated[
+        float | None,
+        typer.Option(help="With --compressed: overlap that makes a section a duplicate (0.85)."),
+    ] = None,
+    explain: Annotated[
+        bool, typer.Option(help="Show each lane's rank and score, terms and fields.")
+    ] = False,
+    full: Annotated[bool, typer.Option(help="Include each section's full text.")] = False,
+    expand: Annotated[
+        int | None,
+        typer.Option(
+            help="Grow each result to its whole section, then its neighbours, within this "
+            "many characters (implies --full).",
+        ),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print results as JSON.")] = False,
+    queries: Annotated[
+        Path | None,
+        typer.Option(help='JSONL file of {"_id", "text"} queries; prints one JSON line each.'),
+    ] = None,
+) -> None:
+    """Search the index; results are sections ranked best first."""
+    if (query is None) == (queries is None):
+        raise fail("give a query, or --queries FILE (not both)", EXIT_USAGE)
+    if hypothesis and compressed:
+        raise fail("--hypothesis and --compressed do not combine; give one", EXIT_USAGE)
+    name = (
+        "search_with_hypothesis"
+        if hypothesis
+        else "query_documents_compressed"
+        if compressed
+        else "query_documents"
+    )
+    args: dict[str, Any] = {
+        "top_n": top_k,
+        "paths": path,
+        "excluded_files": exclude,
+        "tags": tag,
+        "root": root,
+        "after": after,
+        "before": before,
+        "where": where,
+        "min_score": min_score,
+        "explain": explain or None,
+    }
+    if not hypothesis:
+        args["mode"] = mode
+    elif mode is not None:
+        raise fail("--hypothesis chooses its own mode; leave out --mode", EXIT_USAGE)
+    if compressed:
+        args["similarity_threshold"] = similarity_threshold
+    elif similarity_threshold is not None:
+        raise fail("--similarity-threshold needs --compressed", EXIT_USAGE)
+    else:
+        args["expand_chars"] = expand
+    text_field = "hypothesis" if hypothesis else "query"
+    with opened(need_index=True) as ctx:
+        if queries is not None:
+            _batch(ctx, name, text_field, queries, args)
+            return
+        response = call(ctx, name, {**args, text_field: query})
+    hits = response["results"]
+    if as_json:
+        out.print_json(json.dumps(response, ensure_ascii=False))
+    else:
+        _print_hits(hits, explain, full or bool(expand))
+        for warning in response["warnings"]:
+            err.print(f"[yellow]note:[/] {escape(warning)}")
+        if "compression" in response:
+            c = response["compression"]
+            err.print(
+                f"[dim]compressed: {c['dropped_low_score']} below the minimum score, "
+                f"{c['dropped_duplicates']} near-duplicates, {c['tokens_saved']} tokens saved[/]"
+            )
+        if explain and response.get("expansion"):
+            words = escape(", ".join(response["expansion"]))
+            err.print(f"[dim]keyword query expanded with: {words}[/]")
+        err.print(
+            f"[dim]{len(hits)} results in {response['took_ms']:.1f} ms "
+            f"({response['mode']}: {', '.join(response['lanes']) or 'no lanes'})[/]"
+        )
+    if not hits:
+        raise typer.Exit(EXIT_NOT_FOUND)
+
+
+def _batch(ctx: Context, name: str, text_field: str, path: Path, args: dict[str, Any]) -> None:
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise fail(f"cannot read {path}: {exc.strerror}", EXIT_USAGE) from None
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+            qid, text = str(item["_id"]), str(item["text"])
+        except (ValueError, KeyError, TypeError):
+            raise fail(
+                f'{path}:{number}: expected a JSON object with "_id" and "text"', EXIT_USAGE
+            ) from None
+        response = call(ctx, name, {**args, text_field: text})
+        record = {
+            "query_id": qid,
+            "mode": response["mode"],
+            "took_ms": response["took_ms"],
+            "results": response["results"],
+            "warnings": response["warnings"],
+        }
+        sys.stdout.write(json.dumps(record, ensure_ascii=False) + "\n")
+    sys.stdout.flush()
+
+
+def _rich_snippet(snippet: str) -> str:
+    """Turn the ``**`` highlight markers into rich markup (the rest escaped)."""
+    parts = snippet.split("**")
+    return "".join(
+        f"[bold yellow]{escape(p)}[/]" if i % 2 else escape(p) for i, p in enumerate(parts)
+    )
+
+
+def _print_hits(hits: list[dict[str, Any]], explain: bool, full: bool) -> None:
+    for hit in hits:
+        start, end = hit["start_line"], hit["end_line"]
+        lines = f"{start}-{end}" if end != start else str(start)
+        heading = " > ".join(hit["heading_path"])
+        shown = f"  [cyan]{escape(heading)}[/]" if heading else ""
+        out.print(
+            f"[bold]{hit['rank']:>2}. {escape(hit['title'])}[/]  [green]{escape(hit['root'])}/"
+            f"{escape(hit['path'])}:{lines}[/]{shown}  [dim]{hit['score']:.3f}  "
+            f"{hit['chunk_id']}[/]"
+        )
+        out.print(f"    {_rich_snippet(hit['snippet'])}")
+        if full and hit.get("content"):
+            out.print(escape(hit["content"]))
+        if explain and hit.get("explain"):
+            _print_explain(hit["explain"])
+
+
+def _print_explain(info: dict[str, Any]) -> None:
+    kw = info.get("keyword")
+    if kw is not None:
+        if kw.get("rank") is None:
+            out.print("    [dim]keyword: -  (not a keyword candidate)[/]")
+        else:
+            fields = ", ".join(f"{k} {v:.2f}" for k, v in kw["fields"].items() if v)
+            out.print(
+                f"    [dim]keyword: #{kw['rank']}  bm25 {kw['bm25']:.3f} ({kw['match']}); terms: "
+                f"{', '.join(kw['matched_terms']) or '-'}; fields: {fields or '-'}[/]"
+            )
+    sem = info.get("semantic")
+    if sem is not None:
+        if sem.get("rank") is None:
+            out.print("    [dim]semantic: -  (not a semantic candidate)[/]")
+        else:
+            out.print(f"    [dim]semantic: #{sem['rank']}  cosine {sem['cosine']:.3f}[/]")
+    fusion = info.get("fusion")
+    if fusion:
+        parts = " + ".join(f"{lane} {v:.4f}" for lane, v in fusion["contributions"].items())
+        boost = fusion.get("recency_factor")
+        recent = f" x {boost:g} (recently changed)" if boost else ""
+        out.print(
+            f"    [dim]fused: {parts}{recent} = {fusion['fused']:.4f} -> score "
+            f"{fusion['score']:.3f} (rrf k={fusion['k']:g})[/]"
+        )
+    rerank = info.get("rerank")
+    if rerank:
+        out.print(
+            f"    [dim]re-ranked: cross-encoder logit {rerank['logit']:.3f}, "
+            f"#{rerank['rank_before']} before[/]"
+        )

@@ -1,0 +1,228 @@
+"""What stands between the network and the API: the token, the Host/Origin guard, body limits.
+
+Outermost first: CORS (off unless ``serve.cors_origins``), a Host/Origin guard against DNS
+rebinding (``/mcp`` uses the MCP SDK's transport security with the same names), a request body
+limit (``serve.max_body_bytes``, 413), and the API token (``serve.token``, sent as
+``Authorization: Bearer``) on every API and MCP route.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hmac
+import ipaddress
+import socket
+from collections import deque
+from collections.abc import Callable, Mapping
+from typing import Any
+from urllib.parse import urlsplit
+
+from fastapi import Depends, Request
+from fastapi.responses import JSONResponse
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from starlette.datastructures import Headers
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
+WILDCARD_HOSTS = ("0.0.0.0", "::", "")
+OPEN_PATHS = frozenset({"/health"})
+"""Answered whatever the Host header says (a load balancer's health check uses an IP)."""
+
+
+class ApiError(Exception):
+    """An HTTP error with a JSON message (for what is HTTP's own: token, body, media type)."""
+
+    def __init__(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.headers = headers
+
+
+def error_response(
+    status: int, message: str, headers: Mapping[str, str] | None = None
+) -> JSONResponse:
+    return JSONResponse({"error": message}, status_code=status, headers=headers)
+
+
+# -- the token ---------------------------------------------------------------------------------
+
+
+def token_checker(token: str | None) -> Callable[[str | None], str | None]:
+    """A check of an Authorization header value: None when it passes, else why not."""
+    expected = token.encode("utf-8") if token else None
+
+    def check(authorization: str | None) -> str | None:
+        if expected is None:
+            return None
+        scheme, _, given = (authorization or "").partition(" ")
+        if scheme.lower() != "bearer" or not given.strip():
+            return "this server requires an API token: send 'Authorization: Bearer <token>'"
+        # Header values arrive decoded as Latin-1: this gives back the bytes that were sent.
+        if not hmac.compare_digest(given.strip().encode("latin-1"), expected):
+            return "wrong API token"
+        return None
+
+    return check
+
+
+def auth_dependency(token: str | None) -> Callable[..., None]:
+    check = token_checker(token)
+    if token is None:
+
+        def no_token() -> None:
+            """No token is configured (loopback only): every request passes."""
+
+        return no_token
+    bearer = HTTPBearer(
+        auto_error=False,
+        description="The API token (serve.token or NOTESEEK_SERVE__TOKEN).",
+    )
+
+    def require_token(
+        request: Request, _credentials: HTTPAuthorizationCredentials | None = Depends(bearer)
+    ) -> None:
+        problem = check(request.headers.get("authorization"))
+        if problem is not None:
+            raise ApiError(401, problem, {"WWW-Authenticate": "Bearer"})
+
+    return require_token
+
+
+# -- Host and Origin: DNS rebinding --------------------------------------------------------------
+
+
+def is_loopback(host: str) -> bool:
+    """True for addresses only this machine can reach (127.0.0.0/8, ::1, localhost)."""
+    name = host.strip("[]").lower()
+    if name == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+def allowed_host_names(host: str, extra: list[str]) -> set[str] | None:
+    """Host header names to accept (lower case, without port); None accepts any."""
+    if "*" in extra:
+        return None
+    names = set(LOOPBACK_NAMES)
+    if host in WILDCARD_HOSTS:
+        # Listening on every interface: this machine's own names and addresses.
+        for name in {socket.gethostname(), socket.getfqdn()}:
+            names.add(name)
+            with contextlib.suppress(OSError):
+                names.update(str(info[4][0]) for info in socket.getaddrinfo(name, None))
+    else:
+        names.add(host.strip("[]"))
+    names.update(e.strip("[]") for e in extra)
+    return {n.lower() for n in names if n}
+
+
+def _host_name(value: str) -> str:
+    """``example.org:8765`` -> ``example.org``; ``[::1]:8765`` -> ``::1``."""
+    if value.startswith("["):
+        return value[1:].partition("]")[0].lower()
+    if value.count(":") > 1:  # a bare IPv6 address
+        return value.lower()
+    return value.partition(":")[0].lower()
+
+
+def mcp_transport_security(names: set[str] | None, cors_origins: list[str]) -> Any:
+    """The MCP SDK's DNS-rebinding settings for /mcp, from the same names as the guard."""
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    if names is None:
+        return TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    shown = sorted(f"[{n}]" if ":" in n else n for n in names)
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[*shown, *(f"{n}:*" for n in shown)],
+        allowed_origins=[
+            *(
+                f"{scheme}://{n}{port}"
+                for n in shown
+                for scheme in ("http", "https")
+                for port in ("", ":*")
+            ),
+            *cors_origins,
+        ],
+    )
+
+
+class HostGuard:
+    """Refuse requests whose Host is not one of this server's names (DNS rebinding), and
+    cross-origin browser requests from origins not in ``serve.cors_origins``.
+
+    ``/mcp`` is left to the MCP SDK's own check (configured with the same names).
+    """
+
+    def __init__(self, app: ASGIApp, names: set[str] | None, cors_origins: list[str]) -> None:
+        self.app = app
+        self.names = names
+        self.cors = set(cors_origins)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["path"] in OPEN_PATHS or scope["path"] == "/mcp":
+            await self.app(scope, receive, send)
+            return
+        headers = Headers(scope=scope)
+        host = headers.get("host", "")
+        problem = None
+        if self.names is not None and _host_name(host) not in self.names:
+            problem = (421, f"Host {host!r} is not a name of this server (serve.allowed_hosts)")
+        origin = headers.get("origin")
+        if problem is None and origin and origin not in self.cors:
+            parts = urlsplit(origin)
+            if parts.netloc.lower() != host.lower() or parts.scheme not in ("http", "https"):
+                problem = (403, f"origin {origin!r} is not allowed (serve.cors_origins)")
+        if problem is not None:
+            await error_response(*problem)(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+
+# -- body size ---------------------------------------------------------------------------------
+
+
+class BodyLimit:
+    """Answer 413 (JSON) to a request body over ``limit`` bytes, before the app reads any.
+
+    The body is read up to the limit first and replayed to the app: at 1 MiB that costs
+    little, and a route never sees half a body.
+    """
+
+    def __init__(self, app: ASGIApp, limit: int) -> None:
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        too_large = error_response(
+            413, f"request body larger than {self.limit} bytes (serve.max_body_bytes)"
+        )
+        declared = Headers(scope=scope).get("content-length")
+        if declared is not None and declared.isdigit() and int(declared) > self.limit:
+            await too_large(scope, receive, send)
+            return
+        messages: deque[Message] = deque()
+        size = 0
+        while True:
+            message = await receive()
+            messages.append(message)
+            if message["type"] != "http.request":
+                break
+            size += len(message.get("body", b""))
+            if size > self.limit:
+                await too_large(scope, receive, send)
+                return
+            if not message.get("more_body", False):
+                break
+
+        async def replay() -> Message:
+            return messages.popleft() if messages else await receive()
+
+        await self.app(scope, replay, send)

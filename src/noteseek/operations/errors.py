@@ -1,0 +1,81 @@
+"""The kinds of error an operation can end with, and the engine's exceptions mapped onto them.
+
+Every door maps a kind once: the CLI to an exit code, HTTP to a status, MCP to ``isError``
+with the message. The message is written for the caller (an agent or a person) and says what
+was wrong precisely enough to fix the request; it is the same through every door.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, get_args
+
+ErrorKind = Literal["invalid", "not_found", "ambiguous", "conflict", "unavailable"]
+ERROR_KINDS: tuple[ErrorKind, ...] = get_args(ErrorKind)
+
+ERROR_MEANING: dict[ErrorKind, str] = {
+    "invalid": "Invalid parameters: unknown names, wrong types, values out of range, or a "
+    "value the engine cannot use (a bad date, filter or root, '..' in a path).",
+    "not_found": "No such chunk, document or line in the index (a path that leads out of its "
+    "root never names one).",
+    "ambiguous": "The path names documents in several roots; the message lists their ids.",
+    "conflict": "The request needs the writer role, which another process holds.",
+    "unavailable": "The index is still opening or being built, or could not be opened.",
+}
+
+
+class OperationError(Exception):
+    """An operation could not be served; ``kind`` says why, the message says what to do."""
+
+    kind: ErrorKind = "invalid"
+
+    def __init__(self, message: str, kind: ErrorKind | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        if kind is not None:
+            self.kind = kind
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class Invalid(OperationError):
+    kind = "invalid"
+
+
+class NotFound(OperationError):
+    kind = "not_found"
+
+
+class Ambiguous(OperationError):
+    kind = "ambiguous"
+
+
+class Conflict(OperationError):
+    kind = "conflict"
+
+
+class Unavailable(OperationError):
+    kind = "unavailable"
+
+
+def as_operation_error(exc: BaseException) -> OperationError | None:
+    """The engine's exception as an operation error, or None for a bug (the door logs it).
+
+    Imported lazily: the engine is not loaded until the first call.
+    """
+    from noteseek.engine import Ambiguous as EngineAmbiguous
+    from noteseek.engine import NotFound as EngineNotFound
+    from noteseek.indexing.service import NotWriter
+
+    if isinstance(exc, OperationError):
+        return exc
+    message = str(exc.args[0]) if exc.args else str(exc)
+    if isinstance(exc, EngineNotFound):
+        return NotFound(message)
+    if isinstance(exc, EngineAmbiguous):
+        return Ambiguous(message)
+    if isinstance(exc, NotWriter):
+        return Conflict(message)
+    if isinstance(exc, ValueError):  # the engine's precise messages (ConfigError included)
+        return Invalid(message)
+    return None

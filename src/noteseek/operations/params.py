@@ -1,0 +1,315 @@
+"""Every operation's parameters, declared once: names, aliases, bounds and defaults.
+
+The CLI, MCP and HTTP validate with these models through :func:`parse_arguments`, so every
+door accepts and refuses exactly the same arguments with the same message. A default of
+``None`` means "the setting": ``top_n`` is ``search.top_k``, ``mode`` is ``search.mode``.
+Agents send what they are used to, so ``top_n`` also answers to ``k``, ``limit`` and
+``top_k``; an unknown name is refused with the list of valid ones (a silently ignored
+parameter is a silently wrong answer).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    AfterValidator,
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    WithJsonSchema,
+)
+
+from noteseek.operations.errors import Invalid
+
+MAX_TOP_N = 100
+"""Most results one search returns through any door (the library API allows more)."""
+MAX_QUERY_CHARS = 4_000
+MAX_HYPOTHESIS_CHARS = 8_000
+MAX_EXPAND_CHARS = 8_000
+"""Largest expansion per result; a result's text cap grows to it when asked for."""
+MAX_DOCUMENT_LINES = 2_000
+MAX_PATH_CHARS = 4_096
+CHUNK_ID_PATTERN = r"^[0-9a-f]{16}$"
+
+
+class Params(BaseModel):
+    """Strict: unknown names are errors; aliases are accepted (see ``parse_arguments``)."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+def _inside_roots(value: str) -> str:
+    """A document reference never climbs out of its root, nor carries a NUL or only spaces."""
+    if not value.strip() or "\x00" in value:
+        raise ValueError("give a document's path, as results give it")
+    if ".." in value.replace("\\", "/").split("/"):
+        raise ValueError("'..' is not allowed; give a path inside a root")
+    return value
+
+
+DocumentPath = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=MAX_PATH_CHARS,
+        description="The document's path as results give it (root-relative), its doc_id "
+        "(root/path), or an absolute path inside a root.",
+    ),
+    AfterValidator(_inside_roots),
+]
+
+
+# Unset means "the setting"; the schema shows the type an agent should send, not an anyOf
+# with null (which clients render as "integer or nothing" and some refuse to fill).
+TopN = Annotated[
+    int | None,
+    Field(ge=1, le=MAX_TOP_N),
+    WithJsonSchema({"type": "integer", "minimum": 1, "maximum": MAX_TOP_N}),
+]
+Mode = Annotated[
+    Literal["hybrid", "keyword", "semantic"] | None,
+    WithJsonSchema({"type": "string", "enum": ["hybrid", "keyword", "semantic"]}),
+]
+
+
+def _top_n() -> Any:
+    return Field(
+        default=None,
+        validation_alias=AliasChoices("top_n", "k", "limit", "top_k"),
+        description=f"Number of results, 1-{MAX_TOP_N}; default search.top_k (10). "
+        "Aliases: k, limit, top_k.",
+    )
+
+
+class SearchFilters(Params):
+    """Narrowing every search accepts; pushed into retrieval, not applied afterwards."""
+
+    paths: list[str] | None = Field(
+        default=None, description="Only files matching these glob patterns (root-relative)."
+    )
+    tags: list[str] | None = Field(default=None, description="Only documents with every tag.")
+    root: str | list[str] | None = Field(default=None, description="Only these roots.")
+    after: str | None = Field(
+        default=None, description="Modified on or after: YYYY-MM-DD, ISO time, or an age (7d)."
+    )
+    before: str | None = Field(default=None, description="Modified before (same forms).")
+    where: list[str] | None = Field(
+        default=None, description="Frontmatter conditions, key=value or key!=value."
+    )
+    excluded_files: list[str] | None = Field(
+        default=None,
+        description="Files to leave out (paths as results give them, or glob patterns), "
+        "for example those already read.",
+    )
+    min_score: float = Field(default=0.0, ge=0, le=1, description="Drop results below this.")
+    explain: bool = Field(
+        default=False,
+        description="Add each result's explanation: every lane's rank and raw score, and what "
+        "fusion and each later stage did to it.",
+    )
+
+    def filter_arguments(self) -> dict[str, Any]:
+        """The filters as the engine's search takes them."""
+        roots = [self.root] if isinstance(self.root, str) else (self.root or [])
+        return {
+            "paths": self.paths or (),
+            "tags": self.tags or (),
+            "roots": roots,
+            "after": self.after,
+            "before": self.before,
+            "where": self.where or (),
+            "exclude_paths": self.excluded_files or (),
+            "min_score": self.min_score,
+            "explain": self.explain,
+        }
+
+
+_MODE = Field(
+    default=None,
+    description="hybrid: keywords and meaning fused; keyword: exact words, identifiers, quoted "
+    "phrases; semantic: meaning only. Default search.mode (hybrid).",
+)
+_EXPAND = Field(
+    default=0,
+    ge=0,
+    le=MAX_EXPAND_CHARS,
+    description="Grow each result to its whole section, then neighbouring sections, within "
+    f"this many characters (0-{MAX_EXPAND_CHARS}); use it to read around a hit without "
+    "another call.",
+)
+
+
+class QueryDocuments(SearchFilters):
+    query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS, description="What to look for.")
+    top_n: TopN = _top_n()
+    mode: Mode = _MODE
+    expand_chars: int = _EXPAND
+
+
+class QueryCompressed(SearchFilters):
+    query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS, description="What to look for.")
+    top_n: TopN = _top_n()
+    mode: Mode = _MODE
+    min_score: float = Field(default=0.3, ge=0, le=1, description="Drop results below this.")
+    similarity_threshold: float = Field(
+        default=0.85,
+        ge=0,
+        le=1,
+        description="Drop a result whose text overlaps a better one at least this much.",
+    )
+
+
+class Hypothesis(SearchFilters):
+    hypothesis: str = Field(
+        min_length=1,
+        max_length=MAX_HYPOTHESIS_CHARS,
+        description="A passage that would answer the question, written as the note would say it.",
+    )
+    top_n: TopN = _top_n()
+    expand_chars: int = _EXPAND
+
+
+class GetChunk(Params):
+    chunk_id: str = Field(
+        pattern=CHUNK_ID_PATTERN, description="A result's chunk_id (16 hex digits)."
+    )
+
+
+class GetDocument(Params):
+    path: DocumentPath
+    from_line: int = Field(default=1, ge=1, description="First line to return (1-based).")
+    max_lines: int = Field(
+        default=400,
+        ge=1,
+        le=MAX_DOCUMENT_LINES,
+        description=f"Lines to return, 1-{MAX_DOCUMENT_LINES}.",
+    )
+
+
+class GetSection(Params):
+    path: DocumentPath
+    line: int = Field(ge=1, description="A line of the document (1-based), as in path:line.")
+
+
+class GetLinks(Params):
+    path: DocumentPath
+
+
+class GetNeighbourhood(Params):
+    path: DocumentPath
+    depth: int = Field(default=1, ge=1, le=2, description="Links away from the document, 1-2.")
+
+
+class NoParams(Params):
+    pass
+
+
+class Reindex(Params):
+    paths: list[str] | None = Field(
+        default=None,
+        description="Root names, or files/folders inside roots; their roots are brought up "
+        "to date. Default: every root.",
+    )
+    force: bool = Field(default=False, description="Re-read files even if they look unchanged.")
+
+
+class IndexRoots(Params):
+    roots: list[str] | None = Field(
+        default=None, description="Root names or folders (default: every root)."
+    )
+    force: bool = Field(default=False, description="Re-read every file, even unchanged ones.")
+    keyword_only: bool = Field(
+        default=False, description="Skip embeddings (keyword search only) this run."
+    )
+
+
+class Rebuild(Params):
+    keyword_only: bool = Field(default=False, description="Skip embeddings (keyword search only).")
+
+
+# -- validation --------------------------------------------------------------------------------
+
+
+def accepted_names(model: type[Params]) -> dict[str, str]:
+    """Every name the model accepts (fields and their aliases) -> the field it sets."""
+    accepted: dict[str, str] = {}
+    for field_name, info in model.model_fields.items():
+        accepted[field_name] = field_name
+        alias = info.validation_alias
+        if isinstance(alias, AliasChoices):
+            for choice in alias.choices:
+                if isinstance(choice, str):
+                    accepted[choice] = field_name
+    return accepted
+
+
+def parse_arguments(
+    operation: str, model: type[Params], arguments: Mapping[str, Any] | None
+) -> Any:
+    """Validate a call's arguments: aliases accepted, unknown names and bad values refused.
+
+    Raises :class:`~noteseek.operations.errors.Invalid` with one precise line.
+    """
+    args = dict(arguments or {})
+    fields = model.model_fields
+    accepted = accepted_names(model)
+    unknown = [k for k in args if k not in accepted]
+    if unknown:
+        valid = ", ".join(_describe_field(f, fields[f]) for f in fields) or "none"
+        raise Invalid(
+            f"unknown parameter{'s' if len(unknown) > 1 else ''} "
+            f"{', '.join(repr(k) for k in unknown)} for {operation}; valid parameters: {valid}"
+        )
+    seen: dict[str, str] = {}
+    for key in args:
+        target = accepted[key]
+        if target in seen:
+            raise Invalid(f"{seen[target]!r} and {key!r} both set {target}; give one")
+        seen[target] = key
+    try:
+        return model.model_validate(args)
+    except ValidationError as exc:
+        raise Invalid(
+            f"invalid arguments for {operation}: " + describe_errors(exc.errors())
+        ) from None
+
+
+def _describe_field(name: str, info: Any) -> str:
+    alias = info.validation_alias
+    if isinstance(alias, AliasChoices):
+        others = [c for c in alias.choices if isinstance(c, str) and c != name]
+        if others:
+            return f"{name} (or {', '.join(others)})"
+    return name
+
+
+def describe_errors(errors: Sequence[Mapping[str, Any]]) -> str:
+    """Pydantic's validation errors as one precise line: where, what, and the value given."""
+    parts = []
+    for err in errors:
+        loc = ".".join(str(x) for x in err["loc"]) or "arguments"
+        if err["type"] == "missing":
+            parts.append(f"{loc} is required")
+            continue
+        given = err.get("input")
+        shown = json.dumps(given, default=str)[:80] if given is not None else "null"
+        message = str(err["msg"])
+        message = message.removeprefix("Value error, ")
+        parts.append(f"{loc}: {message[:1].lower() + message[1:]} (got {shown})")
+    return "; ".join(parts)
+
+
+def input_schema(model: type[Params]) -> dict[str, Any]:
+    """The JSON schema of a parameter model, without pydantic's generated titles."""
+    schema = model.model_json_schema(by_alias=False)
+    schema.pop("title", None)
+    for prop in schema.get("properties", {}).values():
+        prop.pop("title", None)
+        if "default" in prop and prop["default"] is None:
+            del prop["default"]  # unset means "the setting", as the description says
+    return schema

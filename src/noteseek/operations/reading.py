@@ -1,0 +1,61 @@
+"""Reading operations: a chunk, the section holding a line, a document by pages, its links."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from noteseek.graph.neighbourhood import neighbourhood
+from noteseek.operations.context import Context
+from noteseek.operations.errors import Invalid, NotFound
+from noteseek.operations.params import GetChunk, GetDocument, GetLinks, GetNeighbourhood, GetSection
+
+
+def get_chunk(ctx: Context, p: GetChunk) -> dict[str, Any]:
+    try:
+        result = ctx.engine.get(p.chunk_id)
+    except LookupError:
+        result = None
+    if result is None or result.kind != "chunk":
+        raise NotFound(f"no chunk with id {p.chunk_id}")
+    return result.to_dict()
+
+
+def get_section(ctx: Context, p: GetSection) -> dict[str, Any]:
+    return ctx.engine.section(p.path, p.line).to_dict()
+
+
+def get_document(ctx: Context, p: GetDocument) -> dict[str, Any]:
+    file, text = ctx.engine.read_document(p.path)
+    lines = text.split("\n")
+    if text.endswith("\n"):
+        lines.pop()
+    total = len(lines)
+    if p.from_line > max(total, 1):
+        raise Invalid(f"{file.doc_id} has {total} lines; from_line {p.from_line} is past it")
+    start = p.from_line - 1
+    part = lines[start : start + p.max_lines]
+    content = "\n".join(part)
+    cap = ctx.limits.payload_chars
+    truncated = cap is not None and len(content) > cap
+    return {
+        "root": file.root,
+        "path": file.path,
+        "doc_id": file.doc_id,
+        "title": file.title,
+        "from_line": p.from_line,
+        "to_line": start + len(part),
+        "total_lines": total,
+        "more": start + len(part) < total,
+        "truncated": truncated,
+        "content": content[:cap] if cap is not None else content,
+    }
+
+
+def get_links(ctx: Context, p: GetLinks) -> dict[str, Any]:
+    return ctx.engine.links(p.path)
+
+
+def get_neighbourhood(ctx: Context, p: GetNeighbourhood) -> dict[str, Any]:
+    # Resolved as a document to read is: never a path that leads out of its root.
+    file, _text = ctx.engine.read_document(p.path)
+    return neighbourhood(ctx.engine.link_graph(), file.doc_id, p.depth)

@@ -1,0 +1,218 @@
+"""What operations return, declared once: HTTP's response models and MCP's output schemas.
+
+An operation returns a plain dict shaped like its model; the doors serialise it (HTTP validates
+it against the model, MCP sends it as structured content, the CLI prints it or its text).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class SearchResult(BaseModel):
+    rank: int = Field(description="1-based position.")
+    chunk_id: str = Field(description="Stable id of the section piece; get_chunk reads it.")
+    doc_id: str = Field(description="root/path, unique across roots.")
+    root: str
+    path: str = Field(description="POSIX path relative to the root.")
+    title: str
+    heading_path: list[str]
+    start_line: int
+    end_line: int
+    score: float = Field(description="0-1; orders the results of one query.")
+    lanes: dict[str, int] = Field(description="The result's rank in each retriever.")
+    snippet: str = Field(description="Text around the best match, matches wrapped in **.")
+    content: str = Field(description="The section's text (capped; see truncated).")
+    truncated: bool
+    explain: dict[str, Any] | None = Field(
+        default=None, description="With explain: each lane's rank, score and contribution."
+    )
+
+
+class Compression(BaseModel):
+    kept: int
+    dropped_low_score: int
+    dropped_duplicates: int
+    tokens_before: int
+    tokens_after: int
+    tokens_saved: int
+
+
+class SearchOut(BaseModel):
+    status: Literal["ready", "indexing"] = Field(
+        description="indexing: the index is being built or updated; results may be incomplete."
+    )
+    query: str
+    mode: str = Field(description="The mode asked for; lanes says which retrievers ran.")
+    took_ms: float
+    lanes: dict[str, int] = Field(description="Candidates each retriever returned.")
+    timings_ms: dict[str, float] = Field(description="Milliseconds per pipeline stage.")
+    results: list[SearchResult]
+    warnings: list[str]
+    compression: Compression | None = None
+    expansion: list[str] | None = Field(
+        default=None, description="Words query expansion added to the keyword lane."
+    )
+
+
+class ChunkOut(BaseModel):
+    kind: Literal["chunk", "section"]
+    root: str
+    path: str
+    doc_id: str
+    title: str
+    heading_path: list[str]
+    start_line: int
+    end_line: int
+    chunk_ids: list[str]
+    stale: bool = Field(description="The file changed since it was indexed.")
+    text: str
+
+
+class DocumentOut(BaseModel):
+    root: str
+    path: str
+    doc_id: str
+    title: str
+    from_line: int
+    to_line: int
+    total_lines: int
+    more: bool = Field(description="Lines follow: ask again with a higher from_line.")
+    truncated: bool
+    content: str
+
+
+class LinkOut(BaseModel):
+    doc_id: str | None = Field(description="The linked document; null for a missing note.")
+    placeholder: str | None = Field(description="The name of a note that does not exist yet.")
+    title: str | None
+    type: str = Field(description="links_to, embeds, related, implements, tests, ...")
+    line: int = Field(description="Line of the link in the linking document.")
+    anchor: str | None = Field(description="Heading or ^block the link points at.")
+
+
+class LinksOut(BaseModel):
+    doc_id: str
+    outgoing: list[LinkOut]
+    backlinks: list[LinkOut]
+
+
+class GraphNode(BaseModel):
+    id: str = Field(description="doc_id, or ?name for a note that does not exist yet.")
+    title: str
+    path: str | None
+    placeholder: bool
+    center: bool
+    depth: int = Field(ge=0, le=2, description="Links away from the centre.")
+
+
+class GraphEdge(BaseModel):
+    source: str
+    target: str
+    type: str
+
+
+class GraphOut(BaseModel):
+    nodes: list[GraphNode]
+    edges: list[GraphEdge]
+    truncated: bool = Field(description="More neighbours exist than the node cap shows.")
+
+
+class RootStatus(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    name: str
+    path: str
+    files: int
+    chunks: int
+
+
+class EmbeddingStatus(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    enabled: bool
+    provider: str
+    model: str
+    embedded: int
+    total: int
+    pending: int
+
+
+class Failure(BaseModel):
+    root: str
+    path: str
+    severity: str
+    reason: str
+
+
+class JobInfo(BaseModel):
+    id: str
+    kind: Literal["reconcile", "reindex"]
+    roots: list[str] | None
+    force: bool
+    state: Literal["queued", "running", "done", "failed"]
+    created: float
+    started: float | None
+    finished: float | None
+    result: dict[str, Any] | None
+    error: str | None
+
+
+class ServiceState(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    role: Literal["starting", "writer", "reader", "stopped"]
+    pid: int
+    writer_pid: int | None
+    activity: str | None
+    queued_jobs: int
+    queued_paths: int
+    last_error: str | None
+    watcher: dict[str, Any]
+    jobs: list[JobInfo]
+
+
+class QueueStatus(BaseModel):
+    paths: int = Field(description="Changed files waiting to be indexed.")
+    jobs: int = Field(description="Re-index and reconcile jobs waiting.")
+
+
+class StatusOut(BaseModel):
+    status: Literal["ready", "indexing"]
+    index_dir: str
+    index_dir_reason: str
+    exists: bool
+    documents: int
+    chunks: int
+    links: int
+    index_bytes: int
+    roots: list[RootStatus]
+    embedding: EmbeddingStatus | None
+    communities: dict[str, int] | None = None
+    failed_files: int
+    failures: list[Failure] = Field(description="Files skipped or indexed with a warning.")
+    last_run: dict[str, Any] | None
+    notices: list[str]
+    version: str
+    service: ServiceState | None = None
+    queue: QueueStatus
+
+
+class ReindexOut(BaseModel):
+    job: JobInfo
+    hint: str
+
+
+class IndexOut(BaseModel):
+    """What a one-shot index or rebuild did (the CLI's summary)."""
+
+    model_config = ConfigDict(extra="allow")
+    index_dir: str
+    roots: list[str]
+    scanned: int
+    added: int
+    updated: int
+    removed: int
+    unchanged: int
+    skipped: int
+    seconds: float
+    problems: list[dict[str, Any]]

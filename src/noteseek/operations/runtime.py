@@ -1,0 +1,140 @@
+"""Running operations: one call at a time per engine, errors as operation errors.
+
+:func:`execute` runs one operation on a context (the CLI's way). :class:`Runtime` is what the
+servers hold: it opens the index and the live service on a background thread once serving
+started (importing the engine and opening the index take a few hundred milliseconds, and the
+MCP handshake and ``tools/list`` need neither), then serves calls from any thread, one at a
+time on its engine.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+from noteseek.operations.context import AGENT_LIMITS, Context, Limits
+from noteseek.operations.errors import OperationError, Unavailable, as_operation_error
+from noteseek.operations.params import Params, parse_arguments
+from noteseek.operations.table import Operation, operation
+
+if TYPE_CHECKING:
+    from noteseek.config import LoadedConfig
+    from noteseek.engine import Engine
+
+log = logging.getLogger(__name__)
+
+NOT_BUILT = "the index is still being built; try again shortly"
+
+
+def parse(name: str, arguments: Mapping[str, Any] | None) -> tuple[Operation, Params]:
+    """The operation and its validated parameters (Invalid with a precise message)."""
+    op = operation(name)
+    return op, parse_arguments(name, op.params, arguments)
+
+
+def execute(op: Operation, ctx: Context, params: Params, **options: Any) -> dict[str, Any]:
+    """Run ``op``; the engine's exceptions come out as :class:`OperationError` of their kind.
+
+    ``options`` go to the run function as keywords (progress callbacks of a one-shot index).
+    Anything else is a bug and propagates for the door to log.
+    """
+    if op.needs_index and not ctx.engine.index_exists:
+        raise Unavailable(NOT_BUILT)
+    try:
+        return op.run(ctx, params, **options)
+    except OperationError:
+        raise
+    except Exception as exc:
+        mapped = as_operation_error(exc)
+        if mapped is None:
+            raise
+        raise mapped from None
+
+
+class Runtime:
+    """The index as the servers hold it: engine and live service, opened in the background."""
+
+    def __init__(
+        self,
+        load_config: Callable[[], LoadedConfig],
+        *,
+        watch: bool = True,
+        limits: Limits = AGENT_LIMITS,
+    ) -> None:
+        self.load_config = load_config
+        self.watch = watch
+        self.limits = limits
+        self.context: Context | None = None
+        self.error: str | None = None
+        self._ready = threading.Event()
+        self._lock = threading.Lock()
+
+    def start(self) -> None:
+        threading.Thread(target=self._open, name="noteseek-start", daemon=True).start()
+
+    def _open(self) -> None:
+        try:
+            from noteseek.engine import Engine
+            from noteseek.indexing.service import IndexService
+
+            config = self.load_config()
+            service = IndexService(config, watch=self.watch)
+            self.context = Context(Engine(config), service, self.limits)
+            service.start()
+        except Exception as exc:
+            log.error("cannot open the index: %s", exc)
+            self.error = f"cannot open the index: {exc}"
+        finally:
+            self._ready.set()
+
+    def _context(self, timeout: float) -> Context:
+        if not self._ready.wait(timeout):
+            raise Unavailable("the index is still opening; try again shortly")
+        if self.context is None:
+            raise Unavailable(self.error or "the index could not be opened")
+        return self.context
+
+    def call(self, name: str, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
+        """Validate and run; bad arguments fail fast, even while the index opens."""
+        op, params = parse(name, arguments)
+        return self.run(op, params)
+
+    def run(self, op: Operation, params: Params, *, timeout: float = 120.0) -> dict[str, Any]:
+        ctx = self._context(timeout)
+        with self._lock:
+            return execute(op, ctx, params)
+
+    @contextmanager
+    def using_engine(self, timeout: float = 30.0) -> Iterator[Engine]:
+        """The engine for one caller at a time, as operations hold it (the page's renderer).
+
+        Unavailable while the index opens or when no index exists yet; the engine's
+        exceptions inside come out as operation errors.
+        """
+        ctx = self._context(timeout)
+        with self._lock:
+            if not ctx.engine.index_exists:
+                raise Unavailable(NOT_BUILT)
+            try:
+                yield ctx.engine
+            except OperationError:
+                raise
+            except Exception as exc:
+                mapped = as_operation_error(exc)
+                if mapped is None:
+                    raise
+                raise mapped from None
+
+    def shutdown(self) -> None:
+        """Stop the watcher and the worker (after its current batch), release the role."""
+        self._ready.wait(30)
+        ctx = self.context
+        if ctx is None:
+            return
+        if ctx.service is not None:
+            ctx.service.stop()
+        with self._lock:
+            ctx.engine.close()

@@ -1,0 +1,91 @@
+"""The search operations: ranked sections for a query, token-frugal, or for a hypothesis."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from noteseek.operations.context import Context
+from noteseek.operations.params import Hypothesis, QueryCompressed, QueryDocuments
+
+if TYPE_CHECKING:
+    from noteseek.engine import SearchResponse
+
+
+def query_documents(ctx: Context, p: QueryDocuments) -> dict[str, Any]:
+    response = ctx.engine.search(
+        p.query,
+        top_k=p.top_n,
+        mode=p.mode,
+        with_text=True,
+        expand_chars=p.expand_chars,
+        **p.filter_arguments(),
+    )
+    return search_payload(ctx, response, grow_to=p.expand_chars)
+
+
+def query_documents_compressed(ctx: Context, p: QueryCompressed) -> dict[str, Any]:
+    response = ctx.engine.search(
+        p.query,
+        top_k=p.top_n,
+        mode=p.mode,
+        compressed=True,
+        similarity_threshold=p.similarity_threshold,
+        **p.filter_arguments(),
+    )
+    return search_payload(ctx, response)
+
+
+def search_with_hypothesis(ctx: Context, p: Hypothesis) -> dict[str, Any]:
+    response = ctx.engine.search_with_hypothesis(
+        p.hypothesis,
+        top_k=p.top_n,
+        with_text=True,
+        expand_chars=p.expand_chars,
+        **p.filter_arguments(),
+    )
+    return search_payload(ctx, response, grow_to=p.expand_chars)
+
+
+def search_payload(ctx: Context, response: SearchResponse, grow_to: int = 0) -> dict[str, Any]:
+    """The response with each result's text capped (``explain`` kept when asked for).
+
+    A result carries at most ``limits.content_chars`` (or ``grow_to`` when larger: an
+    expansion asked for is not cut back) and a call at most ``limits.payload_chars`` in all.
+    """
+    limits = ctx.limits
+    per_result = limits.content_chars
+    if per_result is not None:
+        per_result = max(per_result, grow_to)
+    budget = limits.payload_chars
+    results = []
+    for hit in response.hits:
+        item = hit.to_dict()
+        text = item.pop("text", None) or ""
+        limit = len(text)
+        if per_result is not None:
+            limit = min(limit, per_result)
+        if budget is not None:
+            limit = max(0, min(limit, budget))
+            budget -= limit
+        item["content"] = text[:limit]
+        item["truncated"] = len(text) > limit
+        results.append(item)
+    indexing = ctx.indexing()
+    warnings = list(response.warnings)
+    if indexing and ctx.service is not None:
+        warnings.append("the index is being built or updated: results may be incomplete")
+    payload: dict[str, Any] = {
+        "status": "indexing" if indexing else "ready",
+        "query": response.query,
+        "mode": response.mode,
+        "took_ms": round(response.took_ms, 1),
+        "lanes": response.lanes,
+        "timings_ms": response.timings_ms,
+        "results": results,
+        "warnings": warnings,
+    }
+    if response.compression is not None:
+        payload["compression"] = response.compression
+    if response.expansion:
+        payload["expansion"] = response.expansion
+    return payload
