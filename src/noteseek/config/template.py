@@ -24,8 +24,8 @@ from noteseek.config.settings import Settings
 EXAMPLE_ROOT = "notes"
 """The name of the root the template defines (``[roots.notes]``)."""
 
-SECRET_PLACEHOLDER = "..."
-"""What a secret's commented-out line shows instead of a value."""
+PLACEHOLDER = "..."
+"""What a commented-out line shows where it may not (a secret) or cannot (unset) show a value."""
 
 _WIDTH = 88
 _HEADER = """\
@@ -79,10 +79,10 @@ def _commented_default(name: str, field: FieldInfo) -> str:
     # A secret is never written with a value, whatever its default; an unset field shows its
     # first example, marked as such, since TOML has no null to show.
     if _is_secret(field):
-        return f'# {name} = "{SECRET_PLACEHOLDER}"  # a secret: unset by default'
+        return f'# {name} = "{PLACEHOLDER}"  # a secret: unset by default'
     default = field.get_default(call_default_factory=True)
     if default is None:
-        example = field.examples[0] if field.examples else SECRET_PLACEHOLDER
+        example = field.examples[0] if field.examples else PLACEHOLDER
         return f"# {name} = {toml_value(example)}  # unset by default; an example"
     return f"# {name} = {toml_value(default)}"
 
