@@ -24,7 +24,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from noteseek.config import INIT_TEMPLATE, PROJECT_FILE, ConfigError
+from noteseek.config import PROJECT_FILE, ConfigError, init_template
 
 if TYPE_CHECKING:  # imported where used, so `noteseek mcp` starts without them
     from noteseek.engine import Engine
@@ -107,7 +107,7 @@ def init(
     target = Path.cwd() / PROJECT_FILE
     if target.exists() and not force:
         raise _fail(f"{target} exists (use --force to overwrite)", EXIT_USAGE)
-    target.write_text(INIT_TEMPLATE.format(path=path.replace('"', '\\"')), encoding="utf-8")
+    target.write_text(init_template(path), encoding="utf-8")
     out.print(f"wrote {target}\nnext: noteseek index")
 
 
