@@ -15,7 +15,7 @@ Resolution (case-insensitive throughout):
 * ``[[a|b]]`` is read Obsidian's way (target ``a``, label ``b``); when ``a`` resolves to
   nothing and ``b`` does, Dendron's way (label first) is taken.
 * A frontmatter property link (``related: "[[Note]]"``, ``up: parent-note``; see
-  ``noteseek.parse.markdown.frontmatter_links``) is resolved as a wikilink.
+  ``noteseek.parse.frontmatter.frontmatter_links``) is resolved as a wikilink.
 * A target that resolves to nothing becomes a placeholder node named by the folded target, so
   a note written later under that name links up on the next build without re-indexing.
 

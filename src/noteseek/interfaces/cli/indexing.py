@@ -18,7 +18,7 @@ import typer
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from noteseek.config import INIT_TEMPLATE, PROJECT_FILE
+from noteseek.config import PROJECT_FILE, init_template
 from noteseek.interfaces.cli.common import EXIT_USAGE, app, call, err, fail, opened, out
 
 
@@ -31,7 +31,7 @@ def init(
     target = Path.cwd() / PROJECT_FILE
     if target.exists() and not force:
         raise fail(f"{target} exists (use --force to overwrite)", EXIT_USAGE)
-    target.write_text(INIT_TEMPLATE.format(path=path.replace('"', '\\"')), encoding="utf-8")
+    target.write_text(init_template(path), encoding="utf-8")
     out.print(f"wrote {target}\nnext: noteseek index")
 
 

@@ -35,10 +35,9 @@ from markdown_it.common.utils import escapeHtml
 from markdown_it.rules_core import StateCore
 from markdown_it.token import Token
 from mdit_py_plugins.footnote import footnote_plugin
-from mdit_py_plugins.front_matter import front_matter_plugin
 
-# The indexer's own rules, so the page reads links and frontmatter the way the index did.
-from noteseek.parse.markdown import _guard_front_matter, _wikilink_rule
+# The indexer's own dialect, so the page reads links and frontmatter the way the index did.
+from noteseek.parse.dialect import noteseek_dialect
 
 __all__ = [
     "ID_PREFIX",
@@ -123,11 +122,9 @@ def _build() -> MarkdownIt:
     md = (
         MarkdownIt("commonmark", {"html": True})
         .enable(["table", "strikethrough"])
-        .use(front_matter_plugin)
+        .use(noteseek_dialect)
         .use(footnote_plugin)
     )
-    _guard_front_matter(md)
-    md.inline.ruler.before("link", "wikilink", _wikilink_rule)
     md.core.ruler.push("noteseek_annotate", _annotate)
     md.add_render_rule("wikilink", _render_wikilink)
     md.add_render_rule("image", _render_image)

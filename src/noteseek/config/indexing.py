@@ -1,0 +1,86 @@
+"""Settings for what is indexed: the roots, the index itself, chunking and text analysis."""
+
+from __future__ import annotations
+
+import re
+
+from pydantic import Field, field_validator
+
+from noteseek.config.base import Section
+
+# A kind names a source implementation; which kinds exist is the source registry's business
+# (noteseek.sources), so config only checks the spelling and never imports it.
+_KIND = re.compile(r"[a-z][a-z0-9_-]*")
+
+
+class RootConfig(Section):
+    """One named place documents come from (``[roots.NAME]``)."""
+
+    path: str = Field(
+        description="Folder to index (~ and relative paths allowed; a relative path is "
+        "relative to the file that sets it)."
+    )
+    kind: str = Field(
+        default="files",
+        description="Where the root's documents come from: files = the Markdown and text "
+        "files under path.",
+    )
+    include: list[str] = Field(
+        default_factory=lambda: ["*.md", "*.markdown", "*.txt"],
+        description="gitignore-style patterns of files to index.",
+    )
+    exclude: list[str] = Field(
+        default_factory=list, description="gitignore-style patterns of files to skip."
+    )
+
+    @field_validator("kind")
+    @classmethod
+    def _kind_spelling(cls, value: str) -> str:
+        if not _KIND.fullmatch(value):
+            raise ValueError(
+                f"root kind {value!r} must be a lowercase name (letters, digits, '_', '-'), "
+                "such as 'files'"
+            )
+        return value
+
+
+class IndexSettings(Section):
+    dir: str | None = Field(
+        default=None,
+        description="Index folder. Default: .noteseek/ beside the project file, else the "
+        "user data dir keyed by the roots.",
+        examples=[".noteseek"],
+    )
+    max_file_size: int = Field(
+        default=5_000_000, ge=1, description="Files larger than this (bytes) are skipped."
+    )
+    include_hidden: bool = Field(
+        default=False, description="Also index hidden files and folders (names starting '.')."
+    )
+    gitignore: bool = Field(default=True, description="Honour .gitignore files inside roots.")
+    follow_symlinks: bool = Field(
+        default=True, description="Follow symbolic links (loops are detected and reported)."
+    )
+    workers: int = Field(
+        default=0,
+        ge=0,
+        description="Processes that parse files; 0 = one per CPU core for large runs.",
+    )
+
+
+class ChunkingSettings(Section):
+    max_chars: int = Field(
+        default=900,
+        ge=200,
+        le=20_000,
+        description="Largest chunk in characters (sized for a 256-token embedding model).",
+    )
+
+
+class AnalysisSettings(Section):
+    language: str = Field(default="english", description="Snowball stemmer language.")
+    stopwords: bool = Field(
+        default=True,
+        description="Drop the 33 classic English stop words (measured: +0.006 nDCG@10 on "
+        "hugo-docs-kis, -0.001 on scifact-dev, and faster queries).",
+    )

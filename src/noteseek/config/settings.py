@@ -1,0 +1,95 @@
+"""The whole settings tree: one section per TOML table, in the order ``config show`` prints."""
+
+from __future__ import annotations
+
+import re
+
+from pydantic import Field, field_validator
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+from noteseek.config.indexing import (
+    AnalysisSettings,
+    ChunkingSettings,
+    IndexSettings,
+    RootConfig,
+)
+from noteseek.config.models import EmbeddingSettings, RerankSettings, VectorSettings
+from noteseek.config.search import SearchSettings
+from noteseek.config.serving import ServeSettings, WatchSettings
+
+ENV_PREFIX = "NOTESEEK_"
+
+
+class Settings(BaseSettings):
+    """Every setting noteseek reads. Sections mirror the TOML tables.
+
+    Each section's ``description`` heads its table in the ``noteseek init`` template.
+    """
+
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX,
+        env_nested_delimiter="__",
+        extra="forbid",
+        nested_model_default_partial_update=True,
+    )
+
+    roots: dict[str, RootConfig] = Field(
+        default_factory=dict,
+        description="One table per folder to index, [roots.NAME] (a name may hold letters, "
+        "digits, '_', '-' and '.').",
+    )
+    index: IndexSettings = Field(
+        default_factory=IndexSettings, description="Which files are indexed, and where."
+    )
+    chunking: ChunkingSettings = Field(
+        default_factory=ChunkingSettings, description="How documents are cut into sections."
+    )
+    analysis: AnalysisSettings = Field(
+        default_factory=AnalysisSettings,
+        description="Text analysis for keyword search (changing it rebuilds the index).",
+    )
+    search: SearchSettings = Field(
+        default_factory=SearchSettings,
+        description="Ranking; takes effect at once, no re-indexing needed.",
+    )
+    embedding: EmbeddingSettings = Field(
+        default_factory=EmbeddingSettings,
+        description="The embedding model for semantic and hybrid search.",
+    )
+    vectors: VectorSettings = Field(
+        default_factory=VectorSettings, description="The in-memory vector index."
+    )
+    watch: WatchSettings = Field(
+        default_factory=WatchSettings,
+        description="Live indexing while noteseek mcp, watch or serve runs.",
+    )
+    rerank: RerankSettings = Field(
+        default_factory=RerankSettings, description="Optional cross-encoder re-ranking."
+    )
+    serve: ServeSettings = Field(
+        default_factory=ServeSettings,
+        description="noteseek serve: the HTTP API, MCP over streamable HTTP and the web page.",
+    )
+
+    @field_validator("roots")
+    @classmethod
+    def _root_names(cls, value: dict[str, RootConfig]) -> dict[str, RootConfig]:
+        for name in value:
+            if not re.fullmatch(r"[A-Za-z0-9_.-]+", name):
+                raise ValueError(
+                    f"root name {name!r} may only hold letters, digits, '_', '-' and '.'"
+                )
+        return value
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # load_settings merges the layers itself (to know where each value came from) and
+        # passes the result in as init arguments.
+        return (init_settings,)
