@@ -280,6 +280,29 @@ def test_absolute_paths_outside_the_roots_are_not_documents(client: httpx.Client
 # -- server routes ---------------------------------------------------------------------------------
 
 
+def test_links_sections_neighbourhood_and_compressed_search(client: httpx.Client) -> None:
+    # Operations the page and agents share: the same answers over HTTP as over MCP and the CLI.
+    links = client.get("/links/notes/redis.md").json()
+    assert links["doc_id"] == "notes/notes/redis.md"
+    assert links["outgoing"] and links["backlinks"]
+    assert {"doc_id", "placeholder", "title", "type", "line", "anchor"} <= set(links["outgoing"][0])
+    section = client.get("/sections/notes/redis.md", params={"line": 12}).json()
+    assert section["kind"] == "section" and section["start_line"] <= 12 <= section["end_line"]
+    assert "EXPIRE" in section["text"]
+    graph = client.get("/graph/notes/redis.md", params={"depth": 2}).json()
+    assert graph["nodes"][0]["center"] is True and graph["edges"]
+    assert "line" in error_of(client.get("/sections/notes/redis.md"), 400)
+    assert "unknown parameter 'colour'" in error_of(
+        client.get("/links/notes/redis.md", params={"colour": "red"}), 400
+    )
+    compressed = client.post(
+        "/query_documents_compressed", json={"query": "redis cache", "min_score": 0.2}
+    ).json()
+    info = compressed["compression"]
+    assert info["kept"] == len(compressed["results"])
+    assert all(r["score"] >= 0.2 for r in compressed["results"])
+
+
 def test_status(client: httpx.Client) -> None:
     status = client.get("/status").json()
     assert status["status"] == "ready"

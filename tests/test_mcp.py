@@ -243,6 +243,15 @@ def test_get_chunk_and_get_document_stay_inside_the_roots(vault: Path, tmp_path:
                 client, "get_document", {"path": "notes/redis.md", "from_line": 100000}
             )
             assert "past it" in msg
+            # Links, the section holding a line and the neighbourhood, as over HTTP and the CLI.
+            links = await call(client, "get_links", {"path": "notes/redis.md"})
+            assert links["doc_id"].endswith("notes/redis.md") and links["backlinks"]
+            section = await call(client, "get_section", {"path": "notes/redis.md", "line": 12})
+            assert section["kind"] == "section" and "EXPIRE" in section["text"]
+            around = await call(client, "get_neighbourhood", {"path": "notes/redis.md"})
+            assert around["nodes"][0]["center"] is True
+            msg = await error_of(client, "get_links", {"path": "notes/linked-private.md"})
+            assert "1234" not in msg
 
     run(main)
 

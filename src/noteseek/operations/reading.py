@@ -52,7 +52,9 @@ def get_document(ctx: Context, p: GetDocument) -> dict[str, Any]:
 
 
 def get_links(ctx: Context, p: GetLinks) -> dict[str, Any]:
-    return ctx.engine.links(p.path)
+    # Resolved as a document to read is: never a path that leads out of its root.
+    file, _text = ctx.engine.read_document(p.path)
+    return ctx.engine.links(file.doc_id)
 
 
 def get_neighbourhood(ctx: Context, p: GetNeighbourhood) -> dict[str, Any]:

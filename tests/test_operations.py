@@ -1,0 +1,125 @@
+"""The operations table: one declaration per operation, reachable from every door it names.
+
+The doors themselves are tested over their real transports (test_cli, test_mcp, test_http);
+this checks what the table promises: every MCP tool and every HTTP route comes from it, every
+kind of error has one answer per door, and a one-shot index refuses beside a live writer.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from noteseek.config import ServeSettings
+from noteseek.interfaces.cli.common import EXIT_CODE
+from noteseek.interfaces.http import create_app
+from noteseek.interfaces.http.routes import ERROR_STATUS
+from noteseek.interfaces.mcp import build_server
+from noteseek.operations import (
+    ERROR_KINDS,
+    OPERATIONS,
+    OperationError,
+    Runtime,
+    http_operations,
+    mcp_operations,
+    parse,
+)
+from tests.conftest import EXAMPLE_VAULT
+from tests.helpers import project, run_cli
+
+
+def test_every_error_kind_has_one_answer_per_door() -> None:
+    assert set(ERROR_STATUS) == set(ERROR_KINDS) == set(EXIT_CODE)
+    assert ERROR_STATUS["invalid"] == 400 and ERROR_STATUS["unavailable"] == 503
+    assert EXIT_CODE["invalid"] == 2 and EXIT_CODE["conflict"] == 4
+
+
+def test_http_routes_are_generated_from_the_table() -> None:
+    app = create_app(Runtime(lambda: None), ServeSettings())  # type: ignore[arg-type,return-value]
+    spec = app.openapi()
+    routes = {
+        (method.upper(), path) for path, methods in spec["paths"].items() for method in methods
+    }
+    for op in http_operations().values():
+        assert op.http is not None
+        path = op.http.path.replace(":path}", "}")
+        assert (op.http.method, path) in routes, op.name
+        entry = spec["paths"][path][op.http.method.lower()]
+        assert entry["operationId"] == op.name
+        assert str(op.http.status_code) in entry["responses"]
+    # Every operation that makes sense over the network is there (index/rebuild are local).
+    assert set(http_operations()) == set(OPERATIONS) - {"index", "rebuild"}
+
+
+def test_mcp_tools_are_generated_from_the_table() -> None:
+    server = build_server(Runtime(lambda: None))  # type: ignore[arg-type,return-value]
+    assert server is not None
+    assert set(mcp_operations()) == set(OPERATIONS) - {"index", "rebuild"}
+    for op in mcp_operations().values():
+        assert len(op.text) > 40, op.name
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments", "expected"),
+    [
+        ("query_documents", {"query": "x", "limit": 3}, {"top_n": 3}),
+        ("query_documents", {"query": "x"}, {"top_n": None, "mode": None}),
+        ("get_neighbourhood", {"path": "a.md"}, {"depth": 1}),
+    ],
+)
+def test_aliases_and_setting_defaults(name: str, arguments: dict, expected: dict) -> None:
+    _op, params = parse(name, arguments)
+    assert {k: getattr(params, k) for k in expected} == expected
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments", "message"),
+    [
+        ("get_document", {"path": "notes/../../etc/passwd"}, "'..' is not allowed"),
+        ("get_links", {"path": "a\x00b"}, "give a document's path"),
+        ("get_section", {"path": "a.md", "line": 0}, "line"),
+        ("query_documents", {"query": "x", "top_n": 101}, "less than or equal to 100"),
+        ("nope", {}, "unknown tool 'nope'"),
+    ],
+)
+def test_bad_arguments_are_invalid_with_a_precise_message(
+    name: str, arguments: dict, message: str
+) -> None:
+    with pytest.raises(OperationError) as caught:
+        parse(name, arguments)
+    assert caught.value.kind == "invalid"
+    assert message in str(caught.value)
+
+
+def test_index_refuses_beside_a_live_writer_and_runs_after_it(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    shutil.copytree(EXAMPLE_VAULT, vault)
+    folder = project(tmp_path, {"vault": vault})
+    env = {"NOTESEEK_EMBEDDING__ENABLED": "false", "HOME": str(tmp_path / "home")}
+    watcher = subprocess.Popen(
+        [sys.executable, "-m", "noteseek.interfaces.cli", "watch"],
+        cwd=folder,
+        env={**os.environ, **env},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not (folder / ".noteseek" / "writer.json").exists():
+            assert watcher.poll() is None and time.monotonic() < deadline
+            time.sleep(0.05)
+        refused = run_cli(["index"], folder, env, code=4)
+        assert f"pid {watcher.pid}" in refused.stderr and "reindex" in refused.stderr
+        run_cli(["rebuild"], folder, env, code=4)
+    finally:
+        watcher.send_signal(signal.SIGTERM)
+        watcher.wait(timeout=30)
+    done = run_cli(["index", "--json"], folder, env)
+    assert '"scanned": 36' in done.stdout
