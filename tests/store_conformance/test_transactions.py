@@ -138,8 +138,11 @@ def test_one_writer_and_concurrent_readers(
     errors: list[str] = []
     tokens: list[int] = []
 
+    started = threading.Barrier(3, timeout=30)  # both readers have read before writes begin
+
     def read(handle: Store) -> None:
         last, moves, token = 0, 0, handle.change_token()
+        started.wait()
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             hits = handle.keyword_search(words("batch"), "any", Filters(), 1000, WEIGHTS)
@@ -161,6 +164,7 @@ def test_one_writer_and_concurrent_readers(
     for thread in readers:
         thread.start()
     try:
+        started.wait()
         for i in range(files):
             body = [("", f"batch words {i} part {j}") for j in range(sections)]
             fill(store, [make_file("notes", f"batch/{i}.md", body)])

@@ -374,7 +374,11 @@ class KeywordSource(KeywordIndex, Chunks, Protocol):
     """The keyword lane: the keyword index, and which document each chunk is in."""
 
 
-class SearchSource(Catalog, Chunks, KeywordIndex, Protocol):
+class DocumentSource(Catalog, Chunks, Protocol):
+    """Files with their chunks and links: reading a document, building the link graph."""
+
+
+class SearchSource(DocumentSource, KeywordIndex, Protocol):
     """The query pipeline: the keyword lane plus chunk and file rows for the results."""
 
 
