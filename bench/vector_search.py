@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from noteseek.search.vector import build_hnsw, exact_top
+from noteseek.store.ann import build_hnsw, exact_top
 
 DIM = 384
 

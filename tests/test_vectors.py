@@ -9,13 +9,15 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
 from noteseek.engine import Engine
 from noteseek.search.filters import build_filters
-from noteseek.search.vector import VectorIndex
+from noteseek.store.ann import InMemoryVectorIndex
+from noteseek.store.factory import open_reader
 from tests.helpers import engine_for, project, write
 
 DIM = 32
@@ -36,6 +38,13 @@ def fill_vectors(engine: Engine, seed: int = 0) -> dict[int, np.ndarray]:
     for rowid, _key, blob in store.all_chunk_vectors(MODEL):
         out[rowid] = np.frombuffer(blob, dtype=np.float32)
     return out
+
+
+def vector_index(engine: Engine, **options: Any) -> InMemoryVectorIndex:
+    """The index the engine's store hands out, built here to pass test options (a clock)."""
+    return InMemoryVectorIndex(
+        engine.store, MODEL, DIM, open_reader=lambda: open_reader(engine.index_dir), **options
+    )
 
 
 def brute_force(vectors: dict[int, np.ndarray], q: np.ndarray, k: int) -> list[int]:
@@ -62,7 +71,7 @@ def query(seed: int) -> np.ndarray:
 
 def test_exact_search_matches_brute_force(notes_engine: Engine) -> None:
     vectors = fill_vectors(notes_engine)
-    index = VectorIndex(notes_engine.store, MODEL, DIM)
+    index = vector_index(notes_engine)
     for seed in range(5):
         q = query(100 + seed)
         got = index.search(q, 10)
@@ -72,7 +81,7 @@ def test_exact_search_matches_brute_force(notes_engine: Engine) -> None:
 
 def test_filters_never_starve_the_results(notes_engine: Engine) -> None:
     vectors = fill_vectors(notes_engine)
-    index = VectorIndex(notes_engine.store, MODEL, DIM)
+    index = vector_index(notes_engine)
     allowed = notes_engine.store.filtered_chunk_ids(build_filters(tags=["urgent"]))
     assert len(allowed) == 6
     q = query(1)
@@ -86,14 +95,14 @@ def test_filters_never_starve_the_results(notes_engine: Engine) -> None:
 def test_engine_filters_apply_to_the_semantic_lane(notes_engine: Engine) -> None:
     fill_vectors(notes_engine)
     allowed = set(notes_engine.store.filtered_chunk_ids(build_filters(paths=["work/**"])))
-    index = VectorIndex(notes_engine.store, MODEL, DIM)
+    index = vector_index(notes_engine)
     got = index.search(query(3), 50, sorted(allowed))
     assert len(got) == len(allowed) == 20
 
 
 def test_index_follows_the_store_incrementally(notes_engine: Engine, tmp_path: Path) -> None:
     fill_vectors(notes_engine)
-    index = VectorIndex(notes_engine.store, MODEL, DIM)
+    index = vector_index(notes_engine)
     index.sync()
     assert index.size == 60
     loads = []
@@ -114,7 +123,7 @@ def test_index_follows_the_store_incrementally(notes_engine: Engine, tmp_path: P
 
 def test_float16_matrix_ranks_like_float32(notes_engine: Engine) -> None:
     vectors = fill_vectors(notes_engine)
-    index = VectorIndex(notes_engine.store, MODEL, DIM, dtype="float16")
+    index = vector_index(notes_engine, dtype="float16")
     q = query(4)
     got = [r for r, _ in index.search(q, 5)]
     assert got == brute_force(vectors, q, 5)
@@ -122,7 +131,7 @@ def test_float16_matrix_ranks_like_float32(notes_engine: Engine) -> None:
 
 def test_hnsw_above_the_threshold_agrees_with_exact(notes_engine: Engine) -> None:
     vectors = fill_vectors(notes_engine)
-    index = VectorIndex(notes_engine.store, MODEL, DIM, hnsw_threshold=10)
+    index = vector_index(notes_engine, hnsw_threshold=10)
     index.sync()
     assert index.wait_for_hnsw(60)  # built on a background thread
     hits = 0
@@ -137,10 +146,10 @@ def test_hnsw_above_the_threshold_agrees_with_exact(notes_engine: Engine) -> Non
 
 
 def test_usearch_before_onnxruntime_does_not_crash_the_process() -> None:
-    # Loading onnxruntime after usearch segfaults; vector.py must load them in the safe order.
+    # Loading onnxruntime after usearch segfaults; store/ann.py must load them in the safe order.
     code = (
         "import numpy as np\n"
-        "from noteseek.search.vector import build_hnsw\n"
+        "from noteseek.store.ann import build_hnsw\n"
         "v = np.eye(4, dtype=np.float32)\n"
         "build_hnsw(np.arange(4, dtype=np.int64), v, 4)\n"
         "import onnxruntime\n"
@@ -162,7 +171,7 @@ def test_a_rewritten_chunk_that_keeps_its_rowid_gets_its_new_vector(
     engine = engine_for(project(tmp_path, {"n": notes}))
     engine.index()
     before = fill_vectors(engine, seed=1)
-    index = VectorIndex(engine.store, MODEL, DIM, hnsw_threshold=threshold)
+    index = vector_index(engine, hnsw_threshold=threshold)
     (rowid,) = before
     assert index.search(before[rowid], 1)[0][1] == pytest.approx(1.0, abs=1e-5)
     index.wait_for_hnsw(30)
@@ -195,7 +204,7 @@ def test_mmr_moves_a_near_copy_below_a_different_result(notes_engine: Engine) ->
             (keyed[2][0], other.tobytes()),
         ],
     )
-    index = VectorIndex(store, MODEL, DIM)
+    index = vector_index(notes_engine)
     by_key = {}
     for rowid, key in store.vector_chunk_keys(MODEL):
         by_key.setdefault(key, rowid)
@@ -223,7 +232,7 @@ def test_semantic_duplicates_are_dropped_by_cosine(notes_engine: Engine) -> None
     store.put_vectors(
         MODEL, [(k, v.tobytes()) for k, v in zip(keyed, (a_vec, near, far), strict=True)]
     )
-    index = VectorIndex(store, MODEL, DIM)
+    index = vector_index(notes_engine)
     by_key = {}
     for rowid, key in store.vector_chunk_keys(MODEL):
         by_key.setdefault(key, rowid)
@@ -256,12 +265,12 @@ def test_an_expensive_update_runs_in_the_background(
     own duration, and searches use the last complete state until it lands."""
     import threading
 
-    from noteseek.search import vector
+    from noteseek.store import ann as vector
 
     monkeypatch.setattr(vector, "BACKGROUND_FROM_ROWS", 10)  # this index counts as large
     fill_vectors(notes_engine)
     clock = FakeClock()
-    index = VectorIndex(notes_engine.store, MODEL, DIM, clock=clock)
+    index = vector_index(notes_engine, clock=clock)
     real_changes = index._changes
     release = threading.Event()
     release.set()
@@ -329,11 +338,11 @@ def test_a_bulk_change_drops_the_graph_until_writes_are_quiet(
 ) -> None:
     """Inserting a large change into HNSW would hold searches for tens of seconds: the graph
     is dropped (exact search meanwhile) and built again once no bulk change came for a while."""
-    from noteseek.search import vector
+    from noteseek.store import ann as vector
 
     vectors = fill_vectors(notes_engine)
     clock = FakeClock()
-    index = VectorIndex(notes_engine.store, MODEL, DIM, hnsw_threshold=10, clock=clock)
+    index = vector_index(notes_engine, hnsw_threshold=10, clock=clock)
     index.sync()
     assert index.wait_for_hnsw(60)
     # A small change is applied to the graph in place.
@@ -366,7 +375,7 @@ def test_an_expensive_vector_count_is_redone_in_the_background(
 ) -> None:
     """On a large index, searches and status may use the last count while a new one runs in
     the background; the indexer (allow_stale=False) always gets an exact count."""
-    from noteseek.search import vector
+    from noteseek.store import ann as vector
 
     monkeypatch.setattr(vector, "BACKGROUND_FROM_ROWS", 10)  # this index counts as large
     engine = notes_engine

@@ -18,7 +18,7 @@ import numpy as np
 
 from noteseek.chunking import embedding_input
 from noteseek.embed.base import Embedder
-from noteseek.store.sqlite import SQLiteStore
+from noteseek.store.base import EmbeddingTarget
 
 Progress = Callable[[int, int, str], None]
 
@@ -53,7 +53,7 @@ class EmbedReport:
         }
 
 
-def switch_model(store: SQLiteStore, model_id: str) -> str | None:
+def switch_model(store: EmbeddingTarget, model_id: str) -> str | None:
     """Record ``model_id`` as the index's model; drop other models' vectors. A notice or None."""
     previous = store.meta(MODEL_META_KEY)
     notice = None
@@ -71,7 +71,7 @@ def switch_model(store: SQLiteStore, model_id: str) -> str | None:
 
 
 def embed_pending(
-    store: SQLiteStore,
+    store: EmbeddingTarget,
     embedder: Embedder,
     *,
     progress: Progress | None = None,

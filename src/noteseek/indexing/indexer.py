@@ -32,8 +32,7 @@ from noteseek.indexing.prepare import (
 )
 from noteseek.parse import default_registry
 from noteseek.sources.files import FoundFile, ScanRules, scan_paths, scan_root
-from noteseek.store.base import FileState, WriteRejected
-from noteseek.store.sqlite import SQLiteStore
+from noteseek.store.base import FileState, Store, WriteRejected
 
 Progress = Callable[[int, int, str], None]
 """progress(done, total, current path)."""
@@ -107,7 +106,7 @@ def _pool_context() -> multiprocessing.context.BaseContext:
 
 
 class Indexer:
-    def __init__(self, store: SQLiteStore, settings: Settings, index_dir: Path) -> None:
+    def __init__(self, store: Store, settings: Settings, index_dir: Path) -> None:
         self.store = store
         self._renamed_ids: set[int] = set()
         self.settings = settings

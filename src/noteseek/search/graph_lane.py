@@ -27,8 +27,7 @@ import numpy.typing as npt
 from noteseek.graph.links import LinkGraph
 from noteseek.graph.ppr import WalkGraph
 from noteseek.search.fusion import Fused
-from noteseek.search.vector import VectorIndex
-from noteseek.store.sqlite import SQLiteStore
+from noteseek.store.base import Chunks, VectorIndex
 
 LANE_SIZE = 20
 """Documents the lane returns at most."""
@@ -109,7 +108,7 @@ def related_documents(
 
 
 def graph_lane(
-    store: SQLiteStore,
+    store: Chunks,
     view: GraphView,
     fused: list[Fused],
     *,
@@ -149,7 +148,7 @@ def graph_lane(
 
 
 def _representative(
-    store: SQLiteStore,
+    store: Chunks,
     file_id: int,
     query_vector: npt.NDArray[np.float32] | None,
     vectors: VectorIndex | None,

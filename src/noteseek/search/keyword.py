@@ -13,8 +13,7 @@ from typing import Any
 
 from noteseek.analysis import Analyzer
 from noteseek.config import SearchSettings
-from noteseek.store.base import MatchMode
-from noteseek.store.sqlite import SQLiteStore
+from noteseek.store.base import KeywordIndex, KeywordSource, MatchMode
 from noteseek.types import FTS_FIELDS, Clause, Filters, KeywordQuery
 
 
@@ -47,7 +46,7 @@ def weights_of(settings: SearchSettings) -> tuple[float, ...]:
 
 
 def retrieve(
-    store: SQLiteStore,
+    store: KeywordSource,
     query: KeywordQuery,
     filters: Filters,
     limit: int,
@@ -76,7 +75,7 @@ def retrieve(
 
 
 def blend_documents(
-    store: SQLiteStore,
+    store: KeywordSource,
     response: KeywordResponse,
     filters: Filters,
     weights: tuple[float, ...],
@@ -101,7 +100,7 @@ def blend_documents(
 
 
 def _attempts(
-    store: SQLiteStore, query: KeywordQuery, settings: SearchSettings
+    store: KeywordIndex, query: KeywordQuery, settings: SearchSettings
 ) -> list[tuple[KeywordQuery, MatchMode]]:
     """The queries to run in order; each adds results until the limit is reached.
 
@@ -138,7 +137,7 @@ def _attempts(
 
 
 def field_scores(
-    store: SQLiteStore, response: KeywordResponse, settings: SearchSettings, rowids: set[int]
+    store: KeywordIndex, response: KeywordResponse, settings: SearchSettings, rowids: set[int]
 ) -> dict[int, list[float]]:
     """Per-field BM25 of the given results, for --explain."""
     weights = weights_of(settings)

@@ -27,9 +27,7 @@ from noteseek.search.fusion import Fused, best_score, rescore, rrf, score_aware_
 from noteseek.search.graph_lane import GraphHit, GraphView, graph_lane
 from noteseek.search.query import parse_query, semantic_text
 from noteseek.search.snippet import make_snippet
-from noteseek.search.vector import VectorIndex
-from noteseek.store.base import ChunkRow
-from noteseek.store.sqlite import SQLiteStore
+from noteseek.store.base import Catalog, ChunkRow, Chunks, SearchSource, VectorIndex
 from noteseek.types import Filters, Hit, KeywordQuery
 
 Mode = Literal["hybrid", "keyword", "semantic"]
@@ -58,7 +56,7 @@ class PipelineResult:
 
 
 def run(
-    store: SQLiteStore,
+    store: SearchSource,
     analyzer: Analyzer,
     text: str,
     filters: Filters,
@@ -205,7 +203,7 @@ def _diversifying(settings: SearchSettings) -> bool:
 
 
 def diversify(
-    store: SQLiteStore,
+    store: Chunks,
     fused: list[Fused],
     k: int,
     settings: SearchSettings,
@@ -312,7 +310,7 @@ def mmr(fused: list[Fused], index: VectorIndex, lam: float, depth: int) -> list[
 
 
 def boost_community(
-    store: SQLiteStore,
+    store: Chunks,
     fused: list[Fused],
     communities: Mapping[int, int],
     boost: float,
@@ -332,7 +330,7 @@ def boost_community(
 
 
 def boost_recent(
-    store: SQLiteStore,
+    store: Chunks,
     fused: list[Fused],
     tiers: Sequence[tuple[float, float]],
     best: float,
@@ -354,7 +352,7 @@ class Reranker(Protocol):
 
 
 def rerank(
-    store: SQLiteStore, reranker: Reranker, query: str, fused: list[Fused], top: int
+    store: Chunks, reranker: Reranker, query: str, fused: list[Fused], top: int
 ) -> list[Fused]:
     """Re-order the first ``top`` results by the cross-encoder; the rest stay below them.
 
@@ -390,7 +388,7 @@ def _ms(started: float) -> float:
 
 
 def _hits(
-    store: SQLiteStore,
+    store: SearchSource,
     analyzer: Analyzer,
     fused: list[Fused],
     kw_response: keyword.KeywordResponse | None,
@@ -461,7 +459,7 @@ def _hit(row: ChunkRow, rank: int, item: Fused) -> Hit:
     )
 
 
-def _explain_graph(store: SQLiteStore, item: Fused, via: Mapping[int, GraphHit]) -> dict[str, Any]:
+def _explain_graph(store: Catalog, item: Fused, via: Mapping[int, GraphHit]) -> dict[str, Any]:
     hit = via.get(item.rowid)
     if hit is None:
         return {"rank": None, "note": "not linked to the top results"}

@@ -1,7 +1,18 @@
-"""What every store backend provides, and the rows it hands back.
+"""What a store backend provides, by role, and the rows it hands back.
 
-The engine, indexer and search code talk to a store only through this protocol, so another
-backend (PostgreSQL) can sit behind the same calls.
+A backend is one object that plays every role (:class:`Store`); each consumer is typed against
+the roles it uses, so what a second backend must provide, and what each caller depends on, is
+written down here rather than discovered in the SQLite class:
+
+* :class:`Catalog`: roots, files and their states, problems, runs, the manifest and meta values.
+* :class:`Chunks`: chunk rows (by rowid, id, file), chunk texts, link rows, filtered rowids.
+* :class:`KeywordIndex`: BM25 over the weighted fields, with filters applied inside the match.
+* :class:`VectorStore`: vectors keyed by (model, embedding key), embedding progress, pending
+  texts, and the :class:`VectorIndex` that searches them.
+* :class:`Versioned`: the change token that every derived value is keyed by.
+
+Writes go inside :meth:`Store.transaction`; a reader never sees half of one. The conformance
+suite (``tests/store_conformance/``) runs every method of every role against each backend.
 """
 
 from __future__ import annotations
@@ -11,9 +22,16 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
+import numpy as np
+import numpy.typing as npt
+
 from noteseek.types import Clause, Filters, KeywordQuery, PreparedFile
 
 MatchMode = Literal["all", "any"]
+VectorDType = Literal["float32", "float16"]
+
+ChangeToken = tuple[int, int]
+"""Equal tokens mean nothing was committed in between (by this handle or any other)."""
 
 
 class IndexCorrupt(RuntimeError):
@@ -84,26 +102,72 @@ class Problem:
     at: float
 
 
-class Store(Protocol):
-    """A keyword-searchable store of files and chunks."""
+LinkRow = tuple[str, str, str, int, str | None, tuple[str, ...], str | None]
+"""A stored link: (source doc_id, target, kind, line, anchor, heading path there, display)."""
 
-    path: str
 
-    def close(self) -> None: ...
-    def transaction(self) -> AbstractContextManager[None]: ...
+# -- roles --------------------------------------------------------------------------------------
 
-    # manifest and roots
+
+class Versioned(Protocol):
+    """The change token: derived values (vector index, link graph, counts) are keyed by it."""
+
+    def change_token(self) -> ChangeToken:
+        """Moves on every committed write, by this handle or another; stable otherwise."""
+        ...
+
+
+class Meta(Protocol):
+    """Small named values kept with the index: the manifest it was built with, the model."""
+
     def manifest(self) -> dict[str, Any]: ...
     def set_manifest(self, manifest: Mapping[str, Any]) -> None: ...
-    def clear(self) -> None: ...
-    def ensure_root(self, name: str, path: str) -> int: ...
-    def roots(self) -> dict[str, str]: ...
+    def meta(self, key: str) -> str | None: ...
+    def set_meta(self, key: str, value: str) -> None: ...
 
-    # writes (call inside transaction())
+
+class Catalog(Meta, Protocol):
+    """Roots, files, problems and runs: what the indexer compares and the reader looks up."""
+
+    # roots
+    def roots(self) -> dict[str, str]:
+        """Root name -> the folder it was indexed from."""
+        ...
+
+    def ensure_root(self, name: str, path: str) -> int:
+        """Add a root, or move it (its files are dropped: they were indexed elsewhere)."""
+        ...
+
+    # files
     def file_states(self, root: str) -> dict[str, FileState]: ...
-    def write_file(self, prepared: PreparedFile, indexed_at: float, file_id: int | None) -> int: ...
+    def write_file(self, prepared: PreparedFile, indexed_at: float, file_id: int | None) -> int:
+        """Replace one file's rows (metadata, chunks, keyword fields, tags, links).
+
+        ``file_id`` reuses an existing row (a changed or renamed file) so its identity stays.
+        Raises :class:`WriteRejected` when the rows break a constraint.
+        """
+        ...
+
     def update_file_stat(self, file_id: int, mtime_ns: int, size: int) -> None: ...
     def delete_file(self, file_id: int) -> None: ...
+    def clear(self) -> None:
+        """Drop every file, chunk and problem (a rebuild); vectors, roots and meta stay."""
+        ...
+
+    def find_files(self, path: str, root: str | None = None) -> list[FileRow]:
+        """Files whose root-relative path, or ``root/path`` doc id, is ``path``."""
+        ...
+
+    def file_row(self, file_id: int) -> FileRow | None: ...
+    def iter_files(self) -> Iterator[FileRow]:
+        """Every file, by root name then path."""
+        ...
+
+    def document_dates(self) -> list[float]:
+        """Every document's date (``modified``)."""
+        ...
+
+    # problems and runs
     def set_problems(
         self,
         root: str,
@@ -111,14 +175,61 @@ class Store(Protocol):
         problems: Iterable[tuple[str, str]],
         mtime_ns: int = 0,
         size: int = 0,
-    ) -> None: ...
-    def skipped_states(self, root: str) -> dict[str, tuple[int, int]]: ...
+    ) -> None:
+        """Replace one path's problems with ``(severity, reason)`` pairs, keeping its stat."""
+        ...
+
+    def skipped_states(self, root: str) -> dict[str, tuple[int, int]]:
+        """(mtime_ns, size) of the paths skipped last time, by path."""
+        ...
+
     def problem_paths(self, root: str) -> set[str]: ...
     def clear_problems(self, root: str, paths: Iterable[str] | None = None) -> None: ...
+    def problems(self) -> list[Problem]: ...
     def record_run(self, started: float, finished: float, summary: Mapping[str, Any]) -> None: ...
+    def last_run(self) -> dict[str, Any] | None: ...
+    def stats(self) -> dict[str, Any]:
+        """Roots (name, path, files, chunks), total files, chunks, links and index bytes."""
+        ...
 
-    # reads
-    def is_common(self, clause: Clause, threshold_fraction: float, floor: int) -> bool: ...
+
+class Chunks(Protocol):
+    """The stored chunks and links, by rowid, chunk id or file."""
+
+    def chunk_rows(self, rowids: Sequence[int]) -> list[ChunkRow]:
+        """The rows of ``rowids`` that exist, in the order asked."""
+        ...
+
+    def chunk_by_id(self, chunk_id: str) -> ChunkRow | None: ...
+    def file_chunks(self, file_id: int) -> list[ChunkRow]:
+        """A file's chunks in document order."""
+        ...
+
+    def file_chunk_rowids(self, file_id: int) -> list[int]: ...
+    def chunk_files(self, rowids: Sequence[int]) -> dict[int, int]:
+        """Chunk rowid -> file id."""
+        ...
+
+    def chunk_modified(self, rowids: Sequence[int]) -> dict[int, float]:
+        """Chunk rowid -> its document's date."""
+        ...
+
+    def iter_chunk_texts(self, batch: int = 2000) -> Iterator[str]:
+        """Every chunk's text, read in batches (never the whole index at once)."""
+        ...
+
+    def link_rows(self) -> list[LinkRow]:
+        """Every stored link, by source doc_id then line."""
+        ...
+
+    def filtered_chunk_ids(self, filters: Filters) -> list[int]:
+        """Rowids of the chunks the filters let through (the allowed set of a vector search)."""
+        ...
+
+
+class KeywordIndex(Protocol):
+    """BM25 over the analyzed fields (``types.FTS_FIELDS``), one weight per field."""
+
     def keyword_search(
         self,
         query: KeywordQuery,
@@ -126,16 +237,160 @@ class Store(Protocol):
         filters: Filters,
         limit: int,
         weights: Sequence[float],
-    ) -> list[tuple[int, float]]: ...
+    ) -> list[tuple[int, float]]:
+        """Top ``limit`` (chunk rowid, score) pairs, best first, filters applied before the
+        cut (a filtered query is never starved of results)."""
+        ...
+
+    def document_scores(
+        self, query: KeywordQuery, filters: Filters, limit: int, weights: Sequence[float]
+    ) -> dict[int, float]:
+        """BM25 of whole documents (file id -> score) for the query's any-word match."""
+        ...
+
     def field_scores(
         self, query: KeywordQuery, mode: MatchMode, rowids: Sequence[int], weights: Sequence[float]
-    ) -> dict[int, list[float]]: ...
-    def chunk_rows(self, rowids: Sequence[int]) -> list[ChunkRow]: ...
-    def chunk_by_id(self, chunk_id: str) -> ChunkRow | None: ...
-    def file_chunks(self, file_id: int) -> list[ChunkRow]: ...
-    def find_files(self, path: str, root: str | None = None) -> list[FileRow]: ...
-    def file_row(self, file_id: int) -> FileRow | None: ...
-    def problems(self) -> list[Problem]: ...
-    def stats(self) -> dict[str, Any]: ...
-    def last_run(self) -> dict[str, Any] | None: ...
-    def iter_files(self) -> Iterator[FileRow]: ...
+    ) -> dict[int, list[float]]:
+        """Each field's share of the score of the given chunks (``--explain``)."""
+        ...
+
+    def is_common(self, clause: Clause, threshold_fraction: float, floor: int) -> bool:
+        """Whether a clause matches at least ``max(floor, fraction x chunks)`` chunks."""
+        ...
+
+    def matching_rowids(self, query: KeywordQuery, rowids: Sequence[int]) -> set[int]:
+        """Which of ``rowids`` match any clause of ``query`` (exclusions on vector results)."""
+        ...
+
+
+class VectorIndex(Protocol):
+    """Nearest-neighbour search over one model's vectors in one store.
+
+    What the search needs from it and nothing more, so a backend with its own ANN index (a
+    server that filters inside retrieval) plugs in by implementing these five members.
+    """
+
+    @property
+    def size(self) -> int:
+        """Vectors it searches (as of its last sync)."""
+        ...
+
+    def sync(self) -> None:
+        """Catch up with the store's committed writes (may finish in the background)."""
+        ...
+
+    def search(
+        self,
+        query: npt.NDArray[np.float32],
+        k: int,
+        allowed: Sequence[int] | None = None,
+    ) -> list[tuple[int, float]]:
+        """Top ``k`` (chunk rowid, cosine) pairs, best first; only ``allowed`` rowids if given,
+        and never fewer than ``min(k, allowed)`` because of the restriction."""
+        ...
+
+    def vectors_for(self, rowids: Sequence[int]) -> dict[int, npt.NDArray[np.float32]]:
+        """The unit vectors of the given chunks that have one (MMR, semantic duplicates)."""
+        ...
+
+    def close(self) -> None:
+        """Release memory and background work; the index is not used afterwards."""
+        ...
+
+
+class VectorStore(Protocol):
+    """Vectors keyed by (model, embedding key), shared by every chunk with that key."""
+
+    def put_vectors(self, model: str, items: Iterable[tuple[str, bytes]]) -> None:
+        """Store float32 vectors (raw bytes) by embedding key."""
+        ...
+
+    def pending_embeddings(self, model: str) -> list[tuple[str, int]]:
+        """(embedding key, a chunk rowid with that key) lacking a vector, shortest text first."""
+        ...
+
+    def vector_progress(self, model: str) -> tuple[int, int]:
+        """(chunks that have a vector of ``model``, all chunks)."""
+        ...
+
+    def vector_models(self) -> dict[str, int]:
+        """Model -> vectors stored."""
+        ...
+
+    def drop_vectors(self, keep_model: str | None = None) -> int:
+        """Delete the vectors of every model but ``keep_model``; returns how many."""
+        ...
+
+    def prune_vectors(self, model: str) -> int:
+        """Delete vectors no chunk uses any more; returns how many."""
+        ...
+
+    def vector_chunk_keys(self, model: str) -> list[tuple[int, str]]:
+        """(rowid, embedding key) of the chunks that have a vector of ``model``, by rowid."""
+        ...
+
+    def chunk_vectors(self, model: str, rowids: Sequence[int]) -> list[tuple[int, str, bytes]]:
+        """(rowid, embedding key, vector) of the given chunks that have one."""
+        ...
+
+    def all_chunk_vectors(self, model: str) -> list[tuple[int, str, bytes]]:
+        """(rowid, embedding key, vector) of every chunk that has one, by rowid."""
+        ...
+
+    def vector_index(
+        self,
+        model: str,
+        dimension: int,
+        *,
+        dtype: VectorDType = "float32",
+        hnsw_threshold: int = 0,
+    ) -> VectorIndex:
+        """A new searchable index over ``model``'s vectors (the caller keeps and closes it).
+
+        ``dtype`` and ``hnsw_threshold`` tune an in-process index; a backend with its own ANN
+        index may ignore them.
+        """
+        ...
+
+
+class Store(Catalog, Chunks, KeywordIndex, VectorStore, Versioned, Protocol):
+    """Every role in one handle: what a backend implements and ``factory.open_store`` returns.
+
+    A handle may be shared between threads. Other handles (other processes) may open the same
+    index at once: one writes, any number read, and a reader sees only committed writes.
+    """
+
+    def transaction(self) -> AbstractContextManager[None]:
+        """A write transaction; nested calls join it (a failing inner block rolls back alone)."""
+        ...
+
+    def close(self) -> None: ...
+
+
+# -- what the consumers that need two roles read ---------------------------------------------
+
+
+class KeywordSource(KeywordIndex, Chunks, Protocol):
+    """The keyword lane: the keyword index, and which document each chunk is in."""
+
+
+class DocumentSource(Catalog, Chunks, Protocol):
+    """Files with their chunks and links: reading a document, building the link graph."""
+
+
+class SearchSource(DocumentSource, KeywordIndex, Protocol):
+    """The query pipeline: the keyword lane plus chunk and file rows for the results."""
+
+
+class EmbeddingTarget(VectorStore, Chunks, Meta, Protocol):
+    """The embedding phase: pending texts, the chunks they come from, the vectors, the model."""
+
+
+class VectorSource(VectorStore, Versioned, Protocol):
+    """What an in-process vector index reads: the stored vectors and when they changed."""
+
+
+class VectorReader(VectorSource, Protocol):
+    """A separate read-only handle for background reads of the vectors."""
+
+    def close(self) -> None: ...

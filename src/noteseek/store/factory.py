@@ -1,32 +1,43 @@
-"""Pick and open the store backend for an index folder."""
+"""Pick and open the store backend for an index folder.
+
+``backend`` names the implementation of ``base.Store``: today only ``sqlite`` (the embedded
+default); settings will choose it once a second backend exists. Nothing outside ``store/``
+constructs a backend class: it asks here.
+"""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
-from noteseek.store.base import IndexCorrupt
-from noteseek.store.sqlite import SQLiteStore
+from noteseek.store.base import Store
+from noteseek.store.sqlite import SQLiteStore, open_sqlite
 
 INDEX_FILE = "index.db"
+DEFAULT_BACKEND = "sqlite"
+BACKENDS = ("sqlite",)
 
 
-def open_store(index_dir: Path, *, readonly: bool = False) -> tuple[SQLiteStore, str | None]:
+def open_store(
+    index_dir: Path, *, readonly: bool = False, backend: str = DEFAULT_BACKEND
+) -> tuple[SQLiteStore, str | None]:
     """Open (or create) the index in ``index_dir``.
 
-    The index is a cache of the files: a file that SQLite cannot read, or that a newer noteseek
-    wrote, is moved aside and a fresh index is created. Returns the store and, when that
-    happened, a message saying why (the caller reports it; the next run re-indexes).
+    An index the backend cannot use is set aside and a fresh one created (it is a cache of the
+    files); the message then says why, for the caller to report. Returns (store, message).
     """
-    path = index_dir / INDEX_FILE
-    try:
-        return SQLiteStore(path, readonly=readonly), None
-    except IndexCorrupt as exc:
-        if readonly:
-            raise
-        aside = path.with_name(f"{INDEX_FILE}.unusable-{int(time.time())}")
-        for suffix in ("", "-wal", "-shm"):
-            src = Path(str(path) + suffix)
-            if src.exists():
-                src.replace(Path(str(aside) + suffix))
-        return SQLiteStore(path), f"index was unusable ({exc}); moved to {aside.name}, rebuilding"
+    # TRANSITIONAL (issue 13): the return type becomes tuple[Store, str | None] once engine.py,
+    # which still annotates its store as SQLiteStore, is typed against base.Store.
+    _check(backend)
+    return open_sqlite(index_dir / INDEX_FILE, readonly=readonly)
+
+
+def open_reader(index_dir: Path, *, backend: str = DEFAULT_BACKEND) -> Store:
+    """Another read-only handle on an existing index, for background work (a long scan on
+    it holds nothing that the shared handle's searches wait for)."""
+    _check(backend)
+    return SQLiteStore(index_dir / INDEX_FILE, readonly=True)
+
+
+def _check(backend: str) -> None:
+    if backend not in BACKENDS:
+        raise ValueError(f"unknown store backend {backend!r}; known: {', '.join(BACKENDS)}")

@@ -1,0 +1,195 @@
+"""The keyword index in SQLite: FTS5 tables of analyzed terms, ranked by BM25.
+
+``chunks_fts`` holds one row per chunk (rowid = ``chunks.id``), ``docs_fts`` one per file
+(rowid = ``files.id``), each with the weighted fields of ``types.FTS_FIELDS``. Ranking is
+FTS5's BM25 with one weight per field. Filters are SQL conditions in the same statement as the
+MATCH, so they apply before the ``LIMIT`` and never starve a filtered query of results.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from noteseek.store.base import MatchMode
+from noteseek.store.sqlite.core import SQLiteCore
+from noteseek.store.sqlite.sql import filter_sql
+from noteseek.types import Clause, Filters, KeywordQuery, PreparedFile
+
+
+class SQLiteKeywordIndex(SQLiteCore):
+    """:class:`noteseek.store.base.KeywordIndex` over ``chunks_fts`` and ``docs_fts``."""
+
+    def __init__(self, path: Path | str, *, readonly: bool = False) -> None:
+        # is_common answers from a cache that lives until the index changes.
+        self._common_cache: dict[tuple[str, int], bool] = {}
+        self._common_version = -1
+        self._common_writes = -1
+        self._chunk_estimate = 0
+        super().__init__(path, readonly=readonly)
+
+    def keyword_search(
+        self,
+        query: KeywordQuery,
+        mode: MatchMode,
+        filters: Filters,
+        limit: int,
+        weights: Sequence[float],
+    ) -> list[tuple[int, float]]:
+        """Top ``limit`` (chunk rowid, BM25 score) pairs, best first, filters applied inside."""
+        expr = fts_expression(query, mode)
+        if expr is None:
+            return []
+        where, params = filter_sql(filters)
+        if where:
+            sql = (
+                "SELECT c.id, -bm25(chunks_fts, ?, ?, ?, ?, ?, ?) AS score "
+                "FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid "
+                "JOIN files f ON f.id = c.file_id "
+                f"WHERE chunks_fts MATCH ? {where} ORDER BY score DESC LIMIT ?"
+            )
+        else:
+            # No filter: no join, so rows that will not make the top k cost no lookups.
+            sql = (
+                "SELECT rowid, -bm25(chunks_fts, ?, ?, ?, ?, ?, ?) AS score FROM chunks_fts "
+                "WHERE chunks_fts MATCH ? ORDER BY score DESC LIMIT ?"
+            )
+        rows = self._q(sql, (*weights, expr, *params, limit))
+        return [(int(r[0]), float(r[1])) for r in rows]
+
+    def document_scores(
+        self, query: KeywordQuery, filters: Filters, limit: int, weights: Sequence[float]
+    ) -> dict[int, float]:
+        """BM25 of whole documents (file id -> score) for the query's any-word match."""
+        expr = fts_expression(query, "any")
+        if expr is None:
+            return {}
+        where, params = filter_sql(filters)
+        sql = (
+            "SELECT docs_fts.rowid, -bm25(docs_fts, ?, ?, ?, ?, ?, ?) AS score FROM docs_fts "
+            + ("JOIN files f ON f.id = docs_fts.rowid " if where else "")
+            + f"WHERE docs_fts MATCH ? {where} ORDER BY score DESC LIMIT ?"
+        )
+        rows = self._q(sql, (*weights, expr, *params, limit))
+        return {int(r[0]): float(r[1]) for r in rows}
+
+    def matching_rowids(self, query: KeywordQuery, rowids: Sequence[int]) -> set[int]:
+        """Which of ``rowids`` match any clause of ``query`` (exclusions for vector results)."""
+        expr = fts_expression(query, "any")
+        if expr is None or not rowids:
+            return set()
+        marks = ",".join("?" * len(rowids))
+        rows = self._q(
+            f"SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? AND rowid IN ({marks})",
+            (expr, *rowids),
+        )
+        return {int(r[0]) for r in rows}
+
+    def is_common(self, clause: Clause, threshold_fraction: float, floor: int) -> bool:
+        """Whether a clause matches at least ``max(floor, fraction x chunks)`` chunks.
+
+        Counting stops at the threshold, so the check costs at most that many row visits; the
+        answer is cached until the index changes (``PRAGMA data_version`` or our own writes).
+        """
+        with self._lock:
+            version = self._conn.execute("PRAGMA data_version").fetchone()[0]
+            if version != self._common_version or self._writes != self._common_writes:
+                self._common_cache.clear()
+                self._common_version, self._common_writes = version, self._writes
+                # Once per index change; max(id) would drift upwards as chunks are rewritten.
+                row = self._conn.execute("SELECT count(*) FROM chunks").fetchone()
+                self._chunk_estimate = int(row[0] or 0)
+            limit = max(floor, int(self._chunk_estimate * threshold_fraction))
+            if self._chunk_estimate < limit:
+                return False
+            expr = clause_expression(clause)
+            key = (expr, limit)
+            cached = self._common_cache.get(key)
+            if cached is None:
+                n = self._conn.execute(
+                    "SELECT count(*) FROM (SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? "
+                    "LIMIT ?)",
+                    (expr, limit),
+                ).fetchone()[0]
+                cached = n >= limit
+                self._common_cache[key] = cached
+            return cached
+
+    def field_scores(
+        self, query: KeywordQuery, mode: MatchMode, rowids: Sequence[int], weights: Sequence[float]
+    ) -> dict[int, list[float]]:
+        """BM25 of each field alone (the others weighted 0) for the given chunks: --explain."""
+        expr = fts_expression(query, mode)
+        if expr is None or not rowids:
+            return {}
+        n = len(weights)
+        cols = []
+        params: list[Any] = []
+        for i in range(n):
+            cols.append(f"-bm25(chunks_fts, {', '.join('?' * n)})")
+            params.extend(w if j == i else 0.0 for j, w in enumerate(weights))
+        marks = ",".join("?" * len(rowids))
+        sql = (
+            f"SELECT rowid, {', '.join(cols)} FROM chunks_fts "
+            f"WHERE chunks_fts MATCH ? AND rowid IN ({marks})"
+        )
+        rows = self._q(sql, (*params, expr, *rowids))
+        return {int(r[0]): [float(x) for x in r[1:]] for r in rows}
+
+
+def document_row(prepared: PreparedFile) -> tuple[str, str, str, str, str, str]:
+    """A file's document-level keyword fields, from its chunks' analyzed fields.
+
+    Title, aliases and tags are the same in every chunk; headings are each distinct heading
+    path once; body and code are every chunk's, so term frequencies are the document's.
+    """
+    chunks = prepared.chunks
+    if not chunks:
+        return ("", "", "", "", "", "")
+    first = chunks[0].fields
+    headings = list(dict.fromkeys(c.fields[2] for c in chunks if c.fields[2]))
+    return (
+        first[0],
+        first[1],
+        " ".join(headings),
+        first[3],
+        " ".join(c.fields[4] for c in chunks if c.fields[4]),
+        " ".join(c.fields[5] for c in chunks if c.fields[5]),
+    )
+
+
+def fts_expression(query: KeywordQuery, mode: MatchMode) -> str | None:
+    """The FTS5 MATCH string for an analyzed query, every term quoted (no syntax injection).
+
+    ``all``: every clause must match. ``any``: quoted phrases must match, at least one of the
+    other clauses must. Excluded clauses are subtracted with ``NOT``.
+    """
+    required = [clause_expression(c) for c in query.clauses if c.required or mode == "all"]
+    optional = [clause_expression(c) for c in query.clauses if not (c.required or mode == "all")]
+    parts = [p for p in required if p]
+    opt = [p for p in optional if p]
+    if opt:
+        parts.append(opt[0] if len(opt) == 1 else "(" + " OR ".join(opt) + ")")
+    if not parts:
+        return None
+    expr = " AND ".join(parts)
+    if query.fields:
+        expr = "{" + " ".join(query.fields) + "} : (" + expr + ")"
+    excluded = [e for e in (clause_expression(c) for c in query.excluded) if e]
+    if excluded:
+        expr = f"({expr}) NOT ({' OR '.join(excluded)})"
+    return expr
+
+
+def clause_expression(clause: Clause) -> str:
+    """One clause as FTS5 syntax: its alternatives as quoted phrases, ORed."""
+    alts = []
+    for alt in clause.alternatives:
+        if not alt:
+            continue
+        phrase = '"' + " ".join(t.replace('"', '""') for t in alt) + '"'
+        alts.append(phrase + ("*" if clause.prefix else ""))
+    if not alts:
+        return ""
+    return alts[0] if len(alts) == 1 else "(" + " OR ".join(alts) + ")"

@@ -1,0 +1,176 @@
+"""Transactions, the change token, and one writer with concurrent readers."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+
+import pytest
+
+from noteseek.store.base import Store
+from noteseek.types import Filters
+from tests.store_conformance.build import (
+    MODEL,
+    WEIGHTS,
+    fill,
+    make_file,
+    store_vectors,
+    unit,
+    words,
+)
+
+WRITES: dict[str, Callable[[Store, dict[str, int]], object]] = {
+    "set_manifest": lambda s, ids: s.set_manifest({"v": 2}),
+    "set_meta": lambda s, ids: s.set_meta("k", "v"),
+    "ensure_root": lambda s, ids: s.ensure_root("more", "/data/more"),
+    "write_file": lambda s, ids: fill(s, [make_file("notes", "w.md", [("", "w")])]),
+    "update_file_stat": lambda s, ids: s.update_file_stat(ids["docs/guide.md"], 5, 6),
+    "delete_file": lambda s, ids: s.delete_file(ids["docs/guide.md"]),
+    "clear": lambda s, ids: s.clear(),
+    "set_problems": lambda s, ids: s.set_problems("notes", "x.md", [("skipped", "why")]),
+    "clear_problems": lambda s, ids: s.clear_problems("notes"),
+    "record_run": lambda s, ids: s.record_run(1.0, 2.0, {}),
+    "put_vectors": lambda s, ids: s.put_vectors(MODEL, [("ab", unit(1).tobytes())]),
+    "drop_vectors": lambda s, ids: s.drop_vectors(),
+    "prune_vectors": lambda s, ids: s.prune_vectors(MODEL),
+}
+
+
+def read_everything(store: Store) -> None:
+    store.manifest()
+    store.roots()
+    list(store.iter_files())
+    store.stats()
+    store.problems()
+    store.keyword_search(words("apple"), "any", Filters(), 10, WEIGHTS)
+    store.is_common(words("apple").clauses[0], 0.1, 1)
+    store.vector_progress(MODEL)
+    store.all_chunk_vectors(MODEL)
+
+
+@pytest.mark.parametrize("write", list(WRITES))
+def test_every_committed_write_moves_the_token(store: Store, write: str) -> None:
+    ids = fill(store)
+    store_vectors(store)
+    store.put_vectors(MODEL, [("ab", unit(2).tobytes())])  # a vector no chunk uses (pruned)
+    before = store.change_token()
+    WRITES[write](store, ids)
+    assert store.change_token() != before
+
+
+def test_reads_and_rolled_back_writes_leave_the_token(store: Store) -> None:
+    fill(store)
+    before = store.change_token()
+    read_everything(store)
+    assert store.change_token() == before
+    with pytest.raises(RuntimeError), store.transaction():
+        store.set_meta("k", "v")
+        raise RuntimeError("abandon")
+    assert store.change_token() == before
+    assert store.meta("k") is None
+
+
+def test_another_handle_sees_the_token_move(
+    store: Store, second_handle: Callable[[], Store]
+) -> None:
+    fill(store)
+    reader = second_handle()
+    before = reader.change_token()
+    read_everything(reader)
+    assert reader.change_token() == before
+    store.set_meta("k", "v")
+    assert reader.change_token() != before
+    assert reader.meta("k") == "v"
+
+
+def test_a_failed_inner_block_rolls_back_alone(store: Store) -> None:
+    fill(store)
+    with store.transaction():
+        store.set_meta("outer", "1")
+        with pytest.raises(RuntimeError), store.transaction():
+            store.set_meta("inner", "1")
+            raise RuntimeError("inner fails")
+        store.set_meta("after", "1")
+    assert (store.meta("outer"), store.meta("inner"), store.meta("after")) == ("1", None, "1")
+
+
+def test_a_reader_sees_only_committed_writes(
+    store: Store, second_handle: Callable[[], Store]
+) -> None:
+    fill(store)
+    reader = second_handle()
+    token = reader.change_token()
+    files = len(list(reader.iter_files()))
+    seen: dict[str, object] = {}
+    written = threading.Event()
+    checked = threading.Event()
+
+    def read_meanwhile() -> None:
+        assert written.wait(10)
+        seen["files"] = len(list(reader.iter_files()))
+        seen["found"] = reader.find_files("pending.md")
+        seen["hits"] = reader.keyword_search(words("pending"), "any", Filters(), 10, WEIGHTS)
+        seen["token"] = reader.change_token()
+        checked.set()
+
+    thread = threading.Thread(target=read_meanwhile)
+    thread.start()
+    with store.transaction():
+        fill(store, [make_file("notes", "pending.md", [("", "pending words"), ("", "more")])])
+        written.set()
+        assert checked.wait(10)  # the reader looks while this transaction is open
+    thread.join(10)
+    assert seen == {"files": files, "found": [], "hits": [], "token": token}
+    assert reader.change_token() != token
+    assert [f.path for f in reader.find_files("pending.md")] == ["pending.md"]
+    assert len(reader.keyword_search(words("pending"), "any", Filters(), 10, WEIGHTS)) == 2
+
+
+def test_one_writer_and_concurrent_readers(
+    store: Store, second_handle: Callable[[], Store]
+) -> None:
+    """Readers on their own handles, in their own threads, while a writer commits file after
+    file (three sections each): every read sees whole files, and never goes backwards."""
+    fill(store)
+    files, sections = 40, 3
+    stop = threading.Event()
+    errors: list[str] = []
+    tokens: list[int] = []
+
+    started = threading.Barrier(3, timeout=30)  # both readers have read before writes begin
+
+    def read(handle: Store) -> None:
+        last, moves, token = 0, 0, handle.change_token()
+        started.wait()
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            hits = handle.keyword_search(words("batch"), "any", Filters(), 1000, WEIGHTS)
+            if len(hits) % sections:
+                errors.append(f"half a file: {len(hits)} sections")
+            if len(hits) < last:
+                errors.append(f"went back from {last} to {len(hits)}")
+            last = len(hits)
+            now = handle.change_token()
+            moves += now != token
+            token = now
+            if stop.is_set() and last == files * sections:
+                break
+        else:
+            errors.append(f"saw {last} sections, never all {files * sections}")
+        tokens.append(moves)
+
+    readers = [threading.Thread(target=read, args=(second_handle(),)) for _ in range(2)]
+    for thread in readers:
+        thread.start()
+    try:
+        started.wait()
+        for i in range(files):
+            body = [("", f"batch words {i} part {j}") for j in range(sections)]
+            fill(store, [make_file("notes", f"batch/{i}.md", body)])
+    finally:
+        stop.set()
+        for thread in readers:
+            thread.join(60)
+    assert not errors, errors[:5]
+    assert len(tokens) == 2 and all(moves > 0 for moves in tokens)
