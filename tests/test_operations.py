@@ -86,6 +86,7 @@ def test_aliases_and_setting_defaults(name: str, arguments: dict, expected: dict
         ("get_links", {"path": "a\x00b"}, "give a document's path"),
         ("get_section", {"path": "a.md", "line": 0}, "line"),
         ("query_documents", {"query": "x", "top_n": 101}, "less than or equal to 100"),
+        ("query_documents", {"query": "x", "min_score": True}, "not true or false"),
         ("nope", {}, "unknown tool 'nope'"),
     ],
 )

@@ -18,6 +18,7 @@ from pydantic import (
     AfterValidator,
     AliasChoices,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     ValidationError,
@@ -41,6 +42,17 @@ class Params(BaseModel):
     """Strict: unknown names are errors; aliases are accepted (see ``parse_arguments``)."""
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+def _not_a_bool(value: Any) -> Any:
+    """``true`` is not a number: JSON's booleans would otherwise pass as 1 and 0."""
+    if isinstance(value, bool):
+        raise ValueError("expected a number, not true or false")
+    return value
+
+
+Int = Annotated[int, BeforeValidator(_not_a_bool)]
+Float = Annotated[float, BeforeValidator(_not_a_bool)]
 
 
 def _inside_roots(value: str) -> str:
@@ -67,7 +79,7 @@ DocumentPath = Annotated[
 # Unset means "the setting"; the schema shows the type an agent should send, not an anyOf
 # with null (which clients render as "integer or nothing" and some refuse to fill).
 TopN = Annotated[
-    int | None,
+    Int | None,
     Field(ge=1, le=MAX_TOP_N),
     WithJsonSchema({"type": "integer", "minimum": 1, "maximum": MAX_TOP_N}),
 ]
@@ -106,7 +118,7 @@ class SearchFilters(Params):
         description="Files to leave out (paths as results give them, or glob patterns), "
         "for example those already read.",
     )
-    min_score: float = Field(default=0.0, ge=0, le=1, description="Drop results below this.")
+    min_score: Float = Field(default=0.0, ge=0, le=1, description="Drop results below this.")
     explain: bool = Field(
         default=False,
         description="Add each result's explanation: every lane's rank and raw score, and what "
@@ -148,15 +160,15 @@ class QueryDocuments(SearchFilters):
     query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS, description="What to look for.")
     top_n: TopN = _top_n()
     mode: Mode = _MODE
-    expand_chars: int = _EXPAND
+    expand_chars: Int = _EXPAND
 
 
 class QueryCompressed(SearchFilters):
     query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS, description="What to look for.")
     top_n: TopN = _top_n()
     mode: Mode = _MODE
-    min_score: float = Field(default=0.3, ge=0, le=1, description="Drop results below this.")
-    similarity_threshold: float = Field(
+    min_score: Float = Field(default=0.3, ge=0, le=1, description="Drop results below this.")
+    similarity_threshold: Float = Field(
         default=0.85,
         ge=0,
         le=1,
@@ -171,7 +183,7 @@ class Hypothesis(SearchFilters):
         description="A passage that would answer the question, written as the note would say it.",
     )
     top_n: TopN = _top_n()
-    expand_chars: int = _EXPAND
+    expand_chars: Int = _EXPAND
 
 
 class GetChunk(Params):
@@ -182,8 +194,8 @@ class GetChunk(Params):
 
 class GetDocument(Params):
     path: DocumentPath
-    from_line: int = Field(default=1, ge=1, description="First line to return (1-based).")
-    max_lines: int = Field(
+    from_line: Int = Field(default=1, ge=1, description="First line to return (1-based).")
+    max_lines: Int = Field(
         default=400,
         ge=1,
         le=MAX_DOCUMENT_LINES,
@@ -193,7 +205,7 @@ class GetDocument(Params):
 
 class GetSection(Params):
     path: DocumentPath
-    line: int = Field(ge=1, description="A line of the document (1-based), as in path:line.")
+    line: Int = Field(ge=1, description="A line of the document (1-based), as in path:line.")
 
 
 class GetLinks(Params):
@@ -202,7 +214,7 @@ class GetLinks(Params):
 
 class GetNeighbourhood(Params):
     path: DocumentPath
-    depth: int = Field(default=1, ge=1, le=2, description="Links away from the document, 1-2.")
+    depth: Int = Field(default=1, ge=1, le=2, description="Links away from the document, 1-2.")
 
 
 class NoParams(Params):
