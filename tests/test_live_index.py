@@ -13,8 +13,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from noteseek.engine import open_engine
+from noteseek.engine.live import IndexService
 from noteseek.indexing.lock import INFO_FILE, WriterLock, read_writer_info
-from noteseek.indexing.service import IndexService
 from noteseek.indexing.watcher import Batch, Watcher
 from tests.helpers import project, write
 

@@ -805,7 +805,7 @@ def watch_command() -> None:
     import logging
     import signal
 
-    from noteseek.indexing.service import IndexService
+    from noteseek.engine.live import IndexService
 
     _log_to_stderr(logging.INFO)
     service = IndexService(_live_config())

@@ -29,7 +29,7 @@ from noteseek import __version__
 if TYPE_CHECKING:  # the engine is imported once the server answers, to start fast
     from noteseek.config import LoadedConfig
     from noteseek.engine import Engine, SearchResponse
-    from noteseek.indexing.service import IndexService
+    from noteseek.engine.live import IndexService
 
 log = logging.getLogger(__name__)
 
@@ -347,7 +347,7 @@ class NoteseekTools:
         ``options`` go to the handler as keywords (``explain`` for query_documents over HTTP).
         """
         from noteseek.engine import NotFound
-        from noteseek.indexing.service import NotWriter
+        from noteseek.engine.live import NotWriter
 
         with self._lock:
             try:
@@ -639,7 +639,7 @@ class LiveTools:
 
     def _build(self) -> None:
         try:
-            from noteseek.indexing.service import IndexService
+            from noteseek.engine.live import IndexService
 
             config = self.load_config()
             service = IndexService(config, watch=self.watch)
