@@ -26,6 +26,7 @@ class Indexing:
 
     def __init__(self, state: IndexState) -> None:
         self.state = state
+        self.settings = state.settings
 
     def index(
         self,
@@ -86,7 +87,7 @@ class Indexing:
         """Drop everything indexed and index every root again from the files."""
         roots = self.state.roots()
         self.state.store.clear()
-        self.state.store.set_manifest(build_manifest(self.state.settings))
+        self.state.store.set_manifest(build_manifest(self.settings))
         report = IndexReport(rebuilt_because="requested")
         result = self._indexer().run(roots, force=True, progress=progress, report=report)
         self._embed_after_index(result, keyword_only, embed_progress)
@@ -106,7 +107,7 @@ class Indexing:
     def _embed_after_index(
         self, report: IndexReport, keyword_only: bool, progress: Progress | None
     ) -> None:
-        if keyword_only or not self.state.settings.embedding.enabled:
+        if keyword_only or not self.settings.embedding.enabled:
             return
         try:
             report.embedding = self.embed(progress=progress).to_dict()
@@ -118,7 +119,7 @@ class Indexing:
 
     def _check_manifest(self) -> list[str]:
         """Compare the index's manifest with the settings; clear the index when they differ."""
-        current = build_manifest(self.state.settings)
+        current = build_manifest(self.settings)
         stored = self.state.store.manifest()
         if stored == current:
             return []
@@ -150,4 +151,4 @@ class Indexing:
         return selected
 
     def _indexer(self) -> Indexer:
-        return Indexer(self.state.store, self.state.settings, self.state.index_dir)
+        return Indexer(self.state.store, self.settings, self.state.index_dir)

@@ -28,6 +28,7 @@ class Searching:
 
     def __init__(self, state: IndexState) -> None:
         self.state = state
+        self.settings = state.settings
         self._cross_encoder: Any = None
 
     def search(
@@ -65,10 +66,10 @@ class Searching:
         :meth:`search_with_hypothesis`.
         """
         started = time.perf_counter()
-        chosen = mode or self.state.settings.search.mode
+        chosen = mode or self.settings.search.mode
         if chosen not in MODES:
             raise ValueError(f"mode must be one of {', '.join(MODES)}, got {chosen!r}")
-        k = top_k or self.state.settings.search.top_k
+        k = top_k or self.settings.search.top_k
         if k < 1 or k > 1000:
             raise ValueError(f"top_k must be between 1 and 1000, got {k}")
         if not 0 <= expand_chars <= 100_000:
@@ -107,20 +108,20 @@ class Searching:
             filters,
             k,
             chosen,
-            self.state.settings.search,
+            self.settings.search,
             lane,
             explain=explain,
             with_text=with_text or compressed,
             snippets=snippets,
             reranker=self._reranker(warnings),
-            rerank_top=self.state.settings.rerank.top_n,
+            rerank_top=self.settings.rerank.top_n,
             recency_tiers=self._recency_tiers(),
             communities=self.state.file_communities()
-            if self.state.settings.search.community_boost != 1.0
+            if self.settings.search.community_boost != 1.0
             else None,
             expand_chars=expand_chars,
             concepts=self._concepts_for(chosen, lane, warnings),
-            graph=self.state.graph_view() if self.state.settings.search.graph_weight > 0 else None,
+            graph=self.state.graph_view() if self.settings.search.graph_weight > 0 else None,
         )
         hits = [h for h in result.hits if h.score >= min_score] if min_score else result.hits
         compression = None
@@ -153,8 +154,8 @@ class Searching:
         measured in docs/evaluation.md) the keyword lane runs on the hypothesis too and the two
         are fused as in hybrid search; without it, only the vector lane answers.
         """
-        mode: Mode = "hybrid" if self.state.settings.search.hypothesis_keyword else "semantic"
-        if mode == "hybrid" and not self.state.settings.embedding.enabled:
+        mode: Mode = "hybrid" if self.settings.search.hypothesis_keyword else "semantic"
+        if mode == "hybrid" and not self.settings.embedding.enabled:
             mode = "semantic"  # the vector lane is the point: say so rather than go keyword-only
         return self.search(hypothesis, top_k=top_k, mode=mode, hypothesis=True, **filters)
 
@@ -171,7 +172,7 @@ class Searching:
         """The semantic lane, or None (with a warning) when it cannot run."""
         if mode == "keyword":
             return None
-        if not self.state.settings.embedding.enabled:
+        if not self.settings.embedding.enabled:
             if mode == "semantic":
                 raise ValueError(
                     "semantic search is off (embedding.enabled = false); use --mode keyword"
@@ -210,7 +211,7 @@ class Searching:
     def _concepts_for(
         self, mode: str, lane: VectorLane | None, warnings: list[str]
     ) -> ConceptVocabulary | None:
-        if not self.state.settings.search.expansion_terms or mode != "hybrid" or lane is None:
+        if not self.settings.search.expansion_terms or mode != "hybrid" or lane is None:
             return None
         vocabulary = self.state.concept_vocabulary(wait=False)
         if vocabulary is None:
@@ -219,16 +220,16 @@ class Searching:
 
     def _recency_tiers(self) -> list[tuple[float, float]]:
         """The recency tiers in force: none when off, or in auto mode with untrustworthy dates."""
-        mode = self.state.settings.search.recency
+        mode = self.settings.search.recency
         if mode == "off":
             return []
         if mode == "auto" and not self.state.dates_trusted():
             return []
-        return list(self.state.settings.search.recency_tiers)
+        return list(self.settings.search.recency_tiers)
 
     def _reranker(self, warnings: list[str]) -> Any:
         """The cross-encoder when ``rerank.enabled`` (loaded once), else None."""
-        r = self.state.settings.rerank
+        r = self.settings.rerank
         if not r.enabled:
             return None
         if self._cross_encoder is None:
