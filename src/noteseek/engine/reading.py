@@ -38,7 +38,7 @@ class Reading:
             if row is not None:
                 return _from_chunks("chunk", [row], self._stale(row.file_id))
         m = _PATH_LINE_RE.match(ref)
-        if m and not Path(ref).exists():
+        if m and not _exists(Path(ref)):
             file = self.resolve_file(m.group(1))
             line = int(m.group(2))
             return self._section_at(file, line)
@@ -118,7 +118,7 @@ class Reading:
                 disk = Path(ref).expanduser()
             except RuntimeError:  # ~name of a user this system does not know
                 disk = Path(ref)
-            real = disk.resolve() if disk.exists() else None
+            real = disk.resolve() if _exists(disk) else None
             if real is not None:
                 for name, root_path in store.roots().items():
                     try:
@@ -166,6 +166,15 @@ class Reading:
         except OSError:
             return True
         return st.st_mtime_ns != file.mtime_ns or st.st_size != file.size
+
+
+def _exists(path: Path) -> bool:
+    """Whether ``path`` names something on disk; False for names the system cannot look up
+    (a component over 255 bytes, say), which are then no path, not an error."""
+    try:
+        return path.exists()
+    except OSError:
+        return False
 
 
 def _read_text(file: FileRow) -> str | None:
