@@ -31,7 +31,7 @@ from noteseek.engine.results import Ambiguous, GetResult, NotFound, SearchRespon
 from noteseek.engine.searching import Searching
 from noteseek.engine.state import IndexState
 from noteseek.engine.status import status
-from noteseek.store.sqlite import SQLiteStore
+from noteseek.store.base import Store
 
 __all__ = ["Ambiguous", "Engine", "GetResult", "NotFound", "SearchResponse", "open_engine"]
 
@@ -77,7 +77,7 @@ class Engine:
     # -- the opened index (state.py) -------------------------------------------------------
 
     @property
-    def store(self) -> SQLiteStore:
+    def store(self) -> Store:
         return self._state.store
 
     @property

@@ -12,7 +12,7 @@ link graph     files and links                 inline (milliseconds per thousand
 graph view     the link graph over file ids    inline
 dates trusted  every document's date           inline
 vector index   the model's vectors             kept once per model; it follows the change
-                                               token itself, incrementally (search/vector.py)
+                                               token itself, incrementally (store/ann.py)
 embedding      counting vectors per chunk      inline, or in the background for searches and
 progress                                       status when the last count was expensive
 communities    the link graph (Louvain)        in the background, at most once a minute
@@ -40,10 +40,9 @@ from noteseek.priority import yield_cpu
 from noteseek.search import recency
 from noteseek.search.concepts import ConceptVocabulary
 from noteseek.search.graph_lane import GraphView
-from noteseek.search.vector import VectorIndex, in_background
-from noteseek.store.base import FileRow
-from noteseek.store.factory import INDEX_FILE, open_store
-from noteseek.store.sqlite import SQLiteStore
+from noteseek.store.ann import in_background
+from noteseek.store.base import DocumentSource, FileRow, Store, VectorIndex
+from noteseek.store.factory import INDEX_FILE, open_reader, open_store
 
 COMMUNITY_THROTTLE = 60.0
 """Seconds between recomputations of the link-graph communities while the index changes."""
@@ -63,7 +62,7 @@ class IndexState:
         self.index_dir = config.index_dir
         self.notices: list[str] = []
         """Things the user should know (an unusable index moved aside, vectors dropped)."""
-        self._store: SQLiteStore | None = None
+        self._store: Store | None = None
         self._embedder: Embedder | None = None
         token = self.token
         self._analyzer = Derived("analyzer", self._read_analyzer, token)
@@ -106,7 +105,7 @@ class IndexState:
     # -- the store and the embedder --------------------------------------------------------
 
     @property
-    def store(self) -> SQLiteStore:
+    def store(self) -> Store:
         """The index's store, opened (or created) on first use."""
         if self._store is None:
             store, notice = open_store(self.index_dir)
@@ -126,9 +125,9 @@ class IndexState:
         return self.store.change_token()
 
     @contextlib.contextmanager
-    def reader(self) -> Iterator[SQLiteStore]:
+    def reader(self) -> Iterator[Store]:
         """A read-only connection of its own, for work on a background thread."""
-        store = SQLiteStore(self.index_dir / INDEX_FILE, readonly=True)
+        store = open_reader(self.index_dir)
         try:
             yield store
         finally:
@@ -149,6 +148,9 @@ class IndexState:
         if self._embedder is not None:
             self._embedder.close()
             self._embedder = None
+        vectors = self._vectors.cached
+        if vectors is not None:
+            vectors.close()
         # Change tokens are per connection: nothing derived from this one holds after it.
         for derived in self._derived:
             derived.reset()
@@ -196,7 +198,7 @@ class IndexState:
         Counting joins every chunk with its vector: milliseconds on small indexes, seconds on
         large ones while they are being written. With ``allow_stale`` (searches and status,
         not the indexer deciding what to embed), an expensive count on a large index
-        (``search.vector.in_background``) is redone on a background thread, as the vector
+        (``store.ann.in_background``) is redone on a background thread, as the vector
         index is, and the last one answers meanwhile.
         """
         return self._progress.get(stale=allow_stale)
@@ -249,12 +251,8 @@ class IndexState:
 
     def _open_vector_index(self) -> VectorIndex:
         v = self.settings.vectors
-        return VectorIndex(
-            self.store,
-            self.model_id,
-            self.embedder().dimension,
-            dtype=v.dtype,
-            hnsw_threshold=v.hnsw_threshold,
+        return self.store.vector_index(
+            self.model_id, self.embedder().dimension, dtype=v.dtype, hnsw_threshold=v.hnsw_threshold
         )
 
     def _count_apart(self) -> tuple[int, int]:
@@ -277,7 +275,7 @@ class IndexState:
         return self._build_concepts()
 
 
-def build_link_graph(store: SQLiteStore) -> LinkGraph:
+def build_link_graph(store: DocumentSource) -> LinkGraph:
     """The resolved link graph of everything in ``store``."""
     docs = [
         DocInfo(f.doc_id, f.root, f.path, f.title, tuple(f.aliases)) for f in store.iter_files()
