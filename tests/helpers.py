@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -57,3 +59,30 @@ def run_cli(
         f"exit {proc.returncode}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
     )
     return proc
+
+
+@contextmanager
+def writer_elsewhere(index: Path, command: str | None = None) -> Iterator[subprocess.Popen[str]]:
+    """Another process holding the writer role of ``index`` (as ``command``) until killed."""
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import time\n"
+            "from pathlib import Path\n"
+            "from noteseek.indexing.lock import WriterLock\n"
+            f"lock = WriterLock(Path({str(index)!r}))\n"
+            f"assert lock.try_acquire({command!r})\n"
+            "print('held', flush=True)\n"
+            "time.sleep(60)\n",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "held"
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

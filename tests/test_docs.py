@@ -41,3 +41,42 @@ def test_the_readme_lists_every_http_route_and_no_other() -> None:
     }
     extra = {("POST", "/query_documents_stream"), ("GET", "/health"), (None, "/mcp")}
     assert documented == generated | extra
+
+
+ARCHITECTURE = README.parent / "docs" / "architecture.md"
+PACKAGE = README.parent / "src" / "noteseek"
+
+
+def _documented_modules() -> set[str]:
+    """The .py files of the module tree in docs/architecture.md, as paths under the package."""
+    text = ARCHITECTURE.read_text(encoding="utf-8")
+    block = text[text.index("```\nsrc/noteseek/") + 4 :]
+    block = block[: block.index("```")]
+    found: set[str] = set()
+    folders: list[str] = []
+    for line in block.splitlines()[1:]:
+        m = re.match(r"^( +)([\w.]+/|[\w.]+\.py)(?:\s|$)", line)
+        if not m or len(m.group(1)) > 16:
+            continue  # a description running on to the next line
+        depth = len(m.group(1)) // 2 - 1
+        del folders[depth:]
+        name = m.group(2)
+        if name.endswith("/"):
+            folders.append(name.rstrip("/"))
+        else:
+            found.add("/".join([*folders, name]))
+    return found
+
+
+def test_the_architecture_tree_is_the_package() -> None:
+    # A package's __init__.py that is only a docstring holds nothing to document.
+    actual = {
+        p.relative_to(PACKAGE).as_posix()
+        for p in PACKAGE.rglob("*.py")
+        if p.name != "__init__.py" or len(p.read_text(encoding="utf-8").splitlines()) > 2
+    }
+    documented = _documented_modules()
+    assert not actual - documented, (
+        f"modules missing from docs/architecture.md: {actual - documented}"
+    )
+    assert not documented - actual, f"documented modules that do not exist: {documented - actual}"

@@ -5,18 +5,16 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 from noteseek.engine import open_engine
+from noteseek.engine.live import IndexService
 from noteseek.indexing.lock import INFO_FILE, WriterLock, read_writer_info
-from noteseek.indexing.service import IndexService
 from noteseek.indexing.watcher import Batch, Watcher
-from tests.helpers import project, write
+from tests.helpers import project, write, writer_elsewhere
 
 
 def wait_until(check: Callable[[], bool], timeout: float = 10.0) -> float:
@@ -104,23 +102,7 @@ def test_watcher_waits_for_a_missing_root_and_survives_its_removal(tmp_path: Pat
 
 def test_the_writer_lock_is_exclusive_and_freed_when_its_process_dies(tmp_path: Path) -> None:
     index = tmp_path / "index"
-    holder = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "import sys, time\n"
-            "from pathlib import Path\n"
-            "from noteseek.indexing.lock import WriterLock\n"
-            f"lock = WriterLock(Path({str(index)!r}))\n"
-            "assert lock.try_acquire()\n"
-            "print('held', flush=True)\n"
-            "time.sleep(60)\n",
-        ],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+    with writer_elsewhere(index) as holder:
         mine = WriterLock(index)
         assert not mine.try_acquire()
         assert read_writer_info(index)["pid"] == holder.pid
@@ -131,10 +113,6 @@ def test_the_writer_lock_is_exclusive_and_freed_when_its_process_dies(tmp_path: 
         assert read_writer_info(index)["pid"] == os.getpid()
         mine.release()
         assert not (index / INFO_FILE).exists()
-    finally:
-        if holder.poll() is None:
-            holder.kill()
-            holder.wait()
 
 
 def test_periodic_reconciliation_without_a_watcher(tmp_path: Path) -> None:

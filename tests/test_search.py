@@ -149,6 +149,17 @@ def test_get_by_path_line_returns_the_section(example: Engine) -> None:
         example.get("notes/nope.md")
 
 
+def test_a_name_the_system_cannot_look_up_is_not_found(example: Engine) -> None:
+    """A path component over 255 bytes makes stat fail (ENAMETOOLONG): no document there,
+    not an error (schemathesis found it as a 500 on GET /documents/{path})."""
+    long = "ṱ̺" * 100 + ".md"
+    for lookup in (example.get, example.read_document, example.links):
+        with pytest.raises(NotFound):
+            lookup(long)
+    with pytest.raises(NotFound):
+        example.get(long + ":3")
+
+
 def test_get_names_both_candidates_when_ambiguous(tmp_path: Path) -> None:
     write(tmp_path / "a" / "x.md", "# X\n\none\n")
     write(tmp_path / "b" / "x.md", "# X\n\ntwo\n")

@@ -382,16 +382,18 @@ def test_an_expensive_vector_count_is_redone_in_the_background(
     fill_vectors(engine)
     engine.settings.embedding.model = MODEL  # count this test's vectors
     assert engine.embedding_progress() == (60, 60)
-    token, embedded, total, _cost = engine._vector_state  # type: ignore[misc]
-    engine._vector_state = (token, embedded, total, 3.0)  # as if counting took 3 s
+    count = engine._state._progress  # the derived value holding the count
+    first = count._held
+    assert first is not None
+    count._held = first._replace(seconds=3.0)  # as if counting took 3 s
     write(tmp_path / "notes" / "home" / "new.md", "# New\n\nNo vector yet.\n")
     engine.index()
     monkeypatch.setattr(vector, "BACKGROUND_FROM_ROWS", 10**6)  # a small index: counted now
     assert engine.embedding_progress(allow_stale=True) == (60, 61)
-    engine._vector_state = (token, embedded, total, 3.0)
+    count._held = first._replace(seconds=3.0)
     monkeypatch.setattr(vector, "BACKGROUND_FROM_ROWS", 10)
     assert engine.embedding_progress(allow_stale=True) == (60, 60)  # the last count, at once
-    counter = engine._counter
+    counter = count._thread
     assert counter is not None and counter.name == "noteseek-count"
     counter.join(30)
     assert engine.embedding_progress(allow_stale=True) == (60, 61)

@@ -2,9 +2,10 @@
 
 The lock is an OS file lock (``flock`` through filelock) on ``<index>/writer.lock``: the kernel
 releases it when the holder exits, however it exits (kill -9 included), so a stale lock is
-never left behind. Beside it, ``writer.json`` says who holds the role (pid, host, since when)
-for ``status``; a file whose process no longer holds the lock is stale and is overwritten by
-the next writer.
+never left behind. Beside it, ``writer.json`` says who holds the role (pid, host, since when,
+and the command, such as ``serve`` or ``index``, when the holder said) for ``status`` and for
+the message a refused writer shows; a file whose process no longer holds the lock is stale and
+is overwritten by the next writer.
 """
 
 from __future__ import annotations
@@ -35,8 +36,12 @@ class WriterLock:
     def held(self) -> bool:
         return bool(self._lock.is_locked)
 
-    def try_acquire(self) -> bool:
-        """Take the role if nobody holds it; True if this process holds it now."""
+    def try_acquire(self, command: str | None = None) -> bool:
+        """Take the role if nobody holds it; True if this process holds it now.
+
+        ``command`` (``serve``, ``mcp``, ``watch``, ``index`` ...) is recorded in
+        ``writer.json``, so another process refused the role can say who holds it.
+        """
         if self.held:
             return True
         self.index_dir.mkdir(parents=True, exist_ok=True)
@@ -44,7 +49,13 @@ class WriterLock:
             self._lock.acquire(timeout=0)
         except Timeout:
             return False
-        info = {"pid": os.getpid(), "host": socket.gethostname(), "since": time.time()}
+        info: dict[str, Any] = {
+            "pid": os.getpid(),
+            "host": socket.gethostname(),
+            "since": time.time(),
+        }
+        if command:
+            info["command"] = command
         tmp = self.index_dir / f"{INFO_FILE}.{os.getpid()}.tmp"
         tmp.write_text(json.dumps(info), encoding="utf-8")
         os.replace(tmp, self.index_dir / INFO_FILE)

@@ -82,7 +82,7 @@ def run_server(config: LoadedConfig, *, watch: bool = True) -> NoReturn:
     serve = config.settings.serve
     check_token(serve.host, serve.token is not None)
     sock = bind(serve.host, serve.port)
-    runtime = Runtime(lambda: config, watch=watch)
+    runtime = Runtime(lambda: config, watch=watch, command="serve")
     app = create_app(runtime, serve, build_server(runtime))
     server = uvicorn.Server(
         uvicorn.Config(

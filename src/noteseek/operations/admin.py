@@ -75,8 +75,10 @@ def _root_holding(item: str, known: dict[str, Any]) -> str | None:
 
 def index(ctx: Context, p: IndexRoots, **progress: Any) -> dict[str, Any]:
     """Index in this process, as the index's writer for the run (or refuse: conflict)."""
+    from noteseek.engine.live import writer_role
+
     engine = ctx.engine
-    with engine.writer_role("index"):
+    with writer_role(engine.index_dir, "index"):
         report = engine.index(
             p.roots or None, force=p.force, keyword_only=p.keyword_only, **progress
         )
@@ -87,6 +89,8 @@ def rebuild(ctx: Context, p: Rebuild, **progress: Any) -> dict[str, Any]:
     engine = ctx.engine
     if not engine.roots():
         raise Unavailable("nothing to rebuild: no roots configured or indexed")
-    with engine.writer_role("rebuild"):
+    from noteseek.engine.live import writer_role
+
+    with writer_role(engine.index_dir, "rebuild"):
         report = engine.rebuild(keyword_only=p.keyword_only, **progress)
     return report.to_dict() | {"index_dir": str(engine.index_dir)}

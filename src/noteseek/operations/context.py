@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the engine loads on the first call, not when a door starts
     from noteseek.engine import Engine
-    from noteseek.indexing.service import IndexService
+    from noteseek.engine.live import IndexService
 
 
 @dataclass(frozen=True)

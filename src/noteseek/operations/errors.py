@@ -65,7 +65,7 @@ def as_operation_error(exc: BaseException) -> OperationError | None:
     """
     from noteseek.engine import Ambiguous as EngineAmbiguous
     from noteseek.engine import NotFound as EngineNotFound
-    from noteseek.indexing.service import NotWriter
+    from noteseek.engine.live import NotWriter
 
     if isinstance(exc, OperationError):
         return exc

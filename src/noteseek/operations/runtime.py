@@ -63,9 +63,13 @@ class Runtime:
         *,
         watch: bool = True,
         limits: Limits = AGENT_LIMITS,
+        command: str | None = None,
     ) -> None:
+        """``command`` (``serve``, ``mcp``) is recorded with the writer role, so a one-shot
+        ``noteseek index`` beside it can say which process to ask."""
         self.load_config = load_config
         self.watch = watch
+        self.command = command
         self.limits = limits
         self.context: Context | None = None
         self.error: str | None = None
@@ -78,10 +82,10 @@ class Runtime:
     def _open(self) -> None:
         try:
             from noteseek.engine import Engine
-            from noteseek.indexing.service import IndexService
+            from noteseek.engine.live import IndexService
 
             config = self.load_config()
-            service = IndexService(config, watch=self.watch)
+            service = IndexService(config, watch=self.watch, command=self.command)
             self.context = Context(Engine(config), service, self.limits)
             service.start()
         except Exception as exc:

@@ -19,14 +19,12 @@ BACKENDS = ("sqlite",)
 
 def open_store(
     index_dir: Path, *, readonly: bool = False, backend: str = DEFAULT_BACKEND
-) -> tuple[SQLiteStore, str | None]:
+) -> tuple[Store, str | None]:
     """Open (or create) the index in ``index_dir``.
 
     An index the backend cannot use is set aside and a fresh one created (it is a cache of the
     files); the message then says why, for the caller to report. Returns (store, message).
     """
-    # TRANSITIONAL (issue 13): the return type becomes tuple[Store, str | None] once engine.py,
-    # which still annotates its store as SQLiteStore, is typed against base.Store.
     _check(backend)
     return open_sqlite(index_dir / INDEX_FILE, readonly=readonly)
 

@@ -120,10 +120,10 @@ def watch_command() -> None:
     import logging
     import signal
 
-    from noteseek.indexing.service import IndexService
+    from noteseek.engine.live import IndexService
 
     _log_to_stderr(logging.INFO)
-    service = IndexService(_live_config())
+    service = IndexService(_live_config(), command="watch")
 
     def on_term(_signum: int, _frame: Any) -> None:
         raise KeyboardInterrupt

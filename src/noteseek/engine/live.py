@@ -14,17 +14,25 @@ writer exits another process carries on.
 Work is ordered by urgency: changed paths from the watcher first, then queued jobs, then
 embedding (in committed batches, interrupted as soon as new paths arrive), then the periodic
 reconciliation.
+
+A one-shot command that writes (``noteseek index``, ``noteseek rebuild``) takes the same role
+for its duration with :func:`writer_role`, or is refused with :class:`WriterBusy`, which names
+the live writer and how to ask it instead; a live service started meanwhile is a reader until
+the command exits, then takes over.
 """
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import logging
 import os
+import socket
+import sys
 import threading
 import time
 from collections import OrderedDict, deque
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -42,10 +50,86 @@ log = logging.getLogger(__name__)
 Role = Literal["starting", "writer", "reader", "stopped"]
 JobState = Literal["queued", "running", "done", "failed"]
 KEEP_JOBS = 50
+LIVE_COMMANDS = ("serve", "mcp", "watch")
+"""The commands that run a live index (and so hold the writer role for as long as they run)."""
+HOLDER_WAIT = 1.0
+"""Seconds a refused writer waits to learn who holds the role: the holder writes
+``writer.json`` just after it takes the lock, so for a moment the file may be missing or
+still name the previous, dead holder."""
 
 
 class NotWriter(RuntimeError):
     """Raised for a write request in a process that does not hold the writer role."""
+
+
+class WriterBusy(NotWriter):
+    """Another process holds the writer role; ``pid`` and ``command`` say which, if known."""
+
+    def __init__(self, pid: int | None, command: str | None) -> None:
+        self.pid = pid
+        self.command = command
+        super().__init__(_busy_message(pid, command))
+
+
+def _busy_message(pid: int | None, command: str | None) -> str:
+    who = f"noteseek {command}" if command else "another process"
+    if pid is not None:
+        who += f" (pid {pid})"
+    if command in ("index", "rebuild"):
+        return f"{who} is writing this index; wait for it to finish, then try again"
+    if command == "watch":
+        return (
+            f"{who} is the writer of this index and keeps it fresh, indexing every change; "
+            "stop it first"
+        )
+    ask = "MCP tool reindex" if command == "mcp" else "MCP tool reindex, POST /reindex"
+    return (
+        f"{who} is the writer of this index and keeps it fresh; ask it to re-index ({ask}) "
+        "or stop it first"
+    )
+
+
+@contextlib.contextmanager
+def writer_role(index_dir: Path, command: str) -> Iterator[WriterLock]:
+    """Hold the writer role of the index in ``index_dir`` while the block runs.
+
+    For one-shot commands that write (``index``, ``rebuild``): raises :class:`WriterBusy` when
+    another process holds the role, without waiting for it (only up to ``HOLDER_WAIT`` to learn
+    who it is). Released when the block exits, and by the kernel if the process dies.
+    """
+    lock = WriterLock(index_dir)
+    deadline = time.monotonic() + HOLDER_WAIT
+    while not lock.try_acquire(command):
+        holder = _live_holder(index_dir)
+        if holder is not None or time.monotonic() >= deadline:
+            info = holder or {}
+            raise WriterBusy(info.get("pid"), info.get("command"))
+        time.sleep(0.05)  # the holder is writing writer.json, or has just exited
+    try:
+        yield lock
+    finally:
+        lock.release()
+
+
+def _live_holder(index_dir: Path) -> dict[str, Any] | None:
+    """``writer.json`` if it names a process that is running (or one on another host)."""
+    info = read_writer_info(index_dir)
+    if info is None or not isinstance(info.get("pid"), int):
+        return None
+    if info.get("host") != socket.gethostname():
+        return info  # a process on another machine: no way to check, believe the file
+    try:
+        os.kill(info["pid"], 0)
+    except ProcessLookupError:
+        return None
+    except OSError:  # it exists, but belongs to someone else
+        pass
+    return info
+
+
+def _command_from_argv(argv: Sequence[str]) -> str | None:
+    """The live command this process runs (``noteseek serve`` ...), when the caller did not say."""
+    return next((arg for arg in argv[1:] if arg in LIVE_COMMANDS), None)
 
 
 @dataclass
@@ -79,11 +163,16 @@ class Job:
 class IndexService:
     """Keeps one index fresh; see the module docstring."""
 
-    def __init__(self, config: LoadedConfig, *, watch: bool = True) -> None:
+    def __init__(
+        self, config: LoadedConfig, *, watch: bool = True, command: str | None = None
+    ) -> None:
+        """``command`` is the command this process runs (``serve``, ``mcp``, ``watch``), for
+        ``writer.json``; by default it is read from the process's arguments."""
         self.config = config
         self.settings = config.settings
         self.index_dir = config.index_dir
         self.watch_enabled = watch
+        self.command = command or _command_from_argv(sys.argv)
         self.role: Role = "starting"
         self.lock = WriterLock(self.index_dir)
         self.watcher: Watcher | None = None
@@ -105,7 +194,7 @@ class IndexService:
 
     def start(self) -> Role:
         """Take the writer role if free (and start working), else become a reader."""
-        if self.lock.try_acquire():
+        if self.lock.try_acquire(self.command):
             self._become_writer()
         else:
             self.role = "reader"
@@ -147,7 +236,7 @@ class IndexService:
 
     def _takeover_loop(self) -> None:
         while not self._stop.wait(self.settings.watch.takeover_interval):
-            if self.lock.try_acquire():
+            if self.lock.try_acquire(self.command):
                 log.info("took over the writer role for %s", self.index_dir)
                 self._become_writer()
                 return

@@ -1,0 +1,149 @@
+"""The facade every door calls: index, search, get, status.
+
+The CLI, the MCP server and the HTTP API only translate arguments and format what these methods
+return; SQL, analysis and ranking stay behind this class. The work is done by small services
+over one opened index, and :class:`Engine` only hands each call to the one that does it:
+
+- ``state.py``: the opened index (store, embedder) and every value derived from it, each kept
+  in step with the store's change token (``derived.py``);
+- ``indexing.py``: bringing the index up to date with the roots, embedding;
+- ``searching.py``: the query pipeline with its lanes, boosts and re-ranker;
+- ``reading.py``: chunks, sections, documents and their links;
+- ``status.py``: what the index holds and how far its vectors are;
+- ``opening.py``: which index a command opens, and the index used last;
+- ``live.py`` (imported by the doors that keep an index fresh, never here): the writer role,
+  the watcher and background jobs.
+"""
+
+from __future__ import annotations
+
+import functools
+import types
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Concatenate, Generic, ParamSpec, Self, TypeVar, overload
+
+from noteseek.config import LoadedConfig, load_settings
+from noteseek.engine.indexing import Indexing
+from noteseek.engine.opening import choose_index
+from noteseek.engine.reading import Reading
+from noteseek.engine.results import Ambiguous, GetResult, NotFound, SearchResponse
+from noteseek.engine.searching import Searching
+from noteseek.engine.state import IndexState
+from noteseek.engine.status import status
+from noteseek.store.base import Store
+
+__all__ = ["Ambiguous", "Engine", "GetResult", "NotFound", "SearchResponse", "open_engine"]
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+class _Delegate(Generic[P, R]):
+    """A facade method that is ``function`` called with one of the engine's services first.
+
+    The signature and the docstring are the service's, written once; type checkers see the
+    facade method with that signature.
+    """
+
+    def __init__(self, service: str, function: Callable[Concatenate[Any, P], R]) -> None:
+        self.service = service
+        self.function = function
+        functools.update_wrapper(self, function)  # type: ignore[arg-type]
+
+    @overload
+    def __get__(self, engine: None, owner: type[Any] | None = None) -> Self: ...
+    @overload
+    def __get__(self, engine: object, owner: type[Any] | None = None) -> Callable[P, R]: ...
+    def __get__(self, engine: object | None, owner: type[Any] | None = None) -> Any:
+        if engine is None:
+            return self
+        return types.MethodType(self.function, getattr(engine, self.service))
+
+
+class Engine:
+    """One index: its settings, its store and every operation on it."""
+
+    def __init__(self, config: LoadedConfig) -> None:
+        self.config = config
+        self.settings = config.settings
+        self.index_dir = config.index_dir
+        self._state = IndexState(config)
+        self.notices = self._state.notices
+        self._indexing = Indexing(self._state)
+        self._searching = Searching(self._state)
+        self._reading = Reading(self._state)
+
+    # -- the opened index (state.py) -------------------------------------------------------
+
+    @property
+    def store(self) -> Store:
+        return self._state.store
+
+    @property
+    def index_exists(self) -> bool:
+        return self._state.index_exists
+
+    @property
+    def model_id(self) -> str:
+        """The id of the configured embedding model (without loading it)."""
+        return self._state.model_id
+
+    close = _Delegate("_state", IndexState.close)
+    roots = _Delegate("_state", IndexState.roots)
+    embedder = _Delegate("_state", IndexState.embedder)
+    embedding_progress = _Delegate("_state", IndexState.embedding_progress)
+    vector_index = _Delegate("_state", IndexState.vector_index)
+    analyzer = _Delegate("_state", IndexState.analyzer)
+    link_graph = _Delegate("_state", IndexState.link_graph)
+    communities = _Delegate("_state", IndexState.communities)
+    concept_vocabulary = _Delegate("_state", IndexState.concept_vocabulary)
+    status = _Delegate("_state", status)
+
+    def __enter__(self) -> Engine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- indexing (indexing.py) ------------------------------------------------------------
+
+    index = _Delegate("_indexing", Indexing.index)
+    update_paths = _Delegate("_indexing", Indexing.update_paths)
+    rebuild = _Delegate("_indexing", Indexing.rebuild)
+    embed = _Delegate("_indexing", Indexing.embed)
+
+    # -- searching (searching.py) ----------------------------------------------------------
+
+    search = _Delegate("_searching", Searching.search)
+    search_with_hypothesis = _Delegate("_searching", Searching.search_with_hypothesis)
+    embed_query = _Delegate("_searching", Searching.embed_query)
+    embed_hypothesis = _Delegate("_searching", Searching.embed_hypothesis)
+
+    # -- reading (reading.py) --------------------------------------------------------------
+
+    get = _Delegate("_reading", Reading.get)
+    section = _Delegate("_reading", Reading.section)
+    read_document = _Delegate("_reading", Reading.read_document)
+    links = _Delegate("_reading", Reading.links)
+
+
+def open_engine(
+    cwd: Path | None = None,
+    config_file: Path | None = None,
+    flags: Mapping[str, Any] | None = None,
+    *,
+    roots: Sequence[str] = (),
+    environ: Mapping[str, str] | None = None,
+) -> Engine:
+    """An engine for the configuration found from ``cwd`` (or ``config_file``).
+
+    ``roots`` are folders (or root names) the caller is about to index: folders that are not
+    configured roots become roots of this index, and without a project file they choose which
+    index (one per set of roots, in the user data dir). Without a project file, configured
+    roots or ``roots``, the index used last is opened, so ``noteseek index ~/notes`` followed
+    by ``noteseek search ...`` just works.
+    """
+    config = load_settings(cwd, config_file, flags, environ)
+    choose_index(config, roots, cwd)
+    return Engine(config)

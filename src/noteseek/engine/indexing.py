@@ -1,0 +1,154 @@
+"""Indexing: bringing the index up to date with the roots, and embedding what lacks vectors.
+
+Before any run the index's manifest (what the settings made the index hold: analyzer, chunking,
+parsers ...) is compared with the settings; when they differ, the index is cleared and every
+root indexed again, since a partial index built two ways would rank inconsistently. Nothing
+here resets a derived value: each one follows the store's change token (``engine/state.py``).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from noteseek.config import ConfigError, RootConfig, ad_hoc_root
+from noteseek.embed.base import EmbeddingError
+from noteseek.engine.opening import remember_index
+from noteseek.engine.state import IndexState
+from noteseek.indexing.embedding import EmbedReport, embed_pending
+from noteseek.indexing.indexer import Indexer, IndexReport, Progress
+from noteseek.indexing.manifest import build_manifest, manifest_changes
+
+
+class Indexing:
+    """``index``, ``update_paths``, ``rebuild`` and ``embed`` over one opened index."""
+
+    def __init__(self, state: IndexState) -> None:
+        self.state = state
+        self.settings = state.settings
+
+    def index(
+        self,
+        roots: Sequence[str] | None = None,
+        *,
+        force: bool = False,
+        progress: Progress | None = None,
+        keyword_only: bool = False,
+        embed_progress: Progress | None = None,
+    ) -> IndexReport:
+        """Bring the index up to date with the roots (all of them, or the named ones).
+
+        Keyword rows are committed file by file; then, unless ``keyword_only`` or embeddings
+        are off, the chunks without vectors are embedded (``embed_progress`` reports it).
+        """
+        selected = self._select_roots(roots)
+        if not selected:
+            raise ConfigError(
+                "nothing to index: give a folder (noteseek index ~/notes) or configure a "
+                "[roots.<name>] table (noteseek init)"
+            )
+        report = IndexReport()
+        reasons = self._check_manifest()
+        if reasons:
+            report.rebuilt_because = "; ".join(reasons)
+            selected = {**self.state.roots(), **selected}
+        result = self._indexer().run(selected, force=force, progress=progress, report=report)
+        remember_index(self.state.config)
+        self._embed_after_index(result, keyword_only, embed_progress)
+        return result
+
+    def update_paths(self, root_name: str, rels: Iterable[str]) -> IndexReport:
+        """Index only the changed paths ``rels`` (relative to root ``root_name``).
+
+        For a watcher's batches: cheaper than :meth:`index`, same outcome for those paths.
+        Nothing is embedded here; the caller embeds when it sees fit. Settings that changed
+        what the index holds (the manifest) need every root indexed again, so that is done.
+        """
+        roots = self.state.roots()
+        if root_name not in roots:
+            raise ConfigError(
+                f"{root_name!r} is not a root of this index ({', '.join(sorted(roots)) or 'none'})"
+            )
+        reasons = self._check_manifest()
+        if reasons:
+            report = self.index(keyword_only=True)
+            report.rebuilt_because = "; ".join(reasons)
+            return report
+        return self._indexer().update_paths(root_name, roots[root_name], rels)
+
+    def rebuild(
+        self,
+        progress: Progress | None = None,
+        *,
+        keyword_only: bool = False,
+        embed_progress: Progress | None = None,
+    ) -> IndexReport:
+        """Drop everything indexed and index every root again from the files."""
+        roots = self.state.roots()
+        self.state.store.clear()
+        self.state.store.set_manifest(build_manifest(self.settings))
+        report = IndexReport(rebuilt_because="requested")
+        result = self._indexer().run(roots, force=True, progress=progress, report=report)
+        self._embed_after_index(result, keyword_only, embed_progress)
+        return result
+
+    def embed(
+        self, progress: Progress | None = None, stop: threading.Event | None = None
+    ) -> EmbedReport:
+        """Embed every chunk that lacks a vector of the configured model."""
+        report = embed_pending(
+            self.state.store, self.state.embedder(), progress=progress, stop=stop
+        )
+        if report.notice:
+            self.state.notices.append(report.notice)
+        return report
+
+    def _embed_after_index(
+        self, report: IndexReport, keyword_only: bool, progress: Progress | None
+    ) -> None:
+        if keyword_only or not self.settings.embedding.enabled:
+            return
+        try:
+            report.embedding = self.embed(progress=progress).to_dict()
+        except KeyboardInterrupt:
+            report.interrupted = True
+            raise
+        except EmbeddingError as exc:
+            report.embedding = {"model": self.state.model_id, "error": str(exc)}
+
+    def _check_manifest(self) -> list[str]:
+        """Compare the index's manifest with the settings; clear the index when they differ."""
+        current = build_manifest(self.settings)
+        stored = self.state.store.manifest()
+        if stored == current:
+            return []
+        reasons = manifest_changes(stored, current) if stored else []
+        if stored:
+            self.state.store.clear()
+        self.state.store.set_manifest(current)
+        return reasons
+
+    def _select_roots(self, names: Sequence[str] | None) -> dict[str, RootConfig]:
+        roots = self.state.roots()
+        if not names:
+            return roots
+        selected: dict[str, RootConfig] = {}
+        for name in names:
+            if name in roots:
+                selected[name] = roots[name]
+                continue
+            path = Path(name).expanduser()
+            if path.is_dir():
+                root_name, root = ad_hoc_root(path, roots)
+                roots[root_name] = root
+                selected[root_name] = root
+                continue
+            raise ConfigError(
+                f"{name!r} is neither a configured root ({', '.join(sorted(roots)) or 'none'}) "
+                "nor a folder"
+            )
+        return selected
+
+    def _indexer(self) -> Indexer:
+        return Indexer(self.state.store, self.settings, self.state.index_dir)

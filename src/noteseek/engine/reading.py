@@ -1,0 +1,209 @@
+"""Reading the index: a chunk, a section or a document, its links, and its text on disk.
+
+References are resolved here once for every door: a chunk id, a root-relative path, a doc id,
+a path on disk inside a root, or ``path:line`` for the section holding that line. Text is read
+from the file as it is now, and a result says when the file changed since it was indexed.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from noteseek.engine.results import Ambiguous, GetResult, NotFound
+from noteseek.engine.state import IndexState
+from noteseek.graph.links import Edge
+from noteseek.store.base import ChunkRow, FileRow
+
+_CHUNK_ID_RE = re.compile(r"^[0-9a-f]{16}$")
+_PATH_LINE_RE = re.compile(r"^(.*):(\d+)$")
+
+
+class Reading:
+    """``get``, ``read_document`` and ``links`` over one opened index."""
+
+    def __init__(self, state: IndexState) -> None:
+        self.state = state
+
+    def get(self, ref: str) -> GetResult:
+        """A chunk by id, the section holding ``path:line``, or a whole document by path."""
+        store = self.state.store
+        ref = ref.strip()
+        if not ref:
+            raise ValueError("give a chunk id, a path, or path:line")
+        if _CHUNK_ID_RE.match(ref):
+            row = store.chunk_by_id(ref)
+            if row is not None:
+                return _from_chunks("chunk", [row], self._stale(row.file_id))
+        m = _PATH_LINE_RE.match(ref)
+        if m and not _exists(Path(ref)):
+            file = self.resolve_file(m.group(1))
+            line = int(m.group(2))
+            return self._section_at(file, line)
+        file = self.resolve_file(ref)
+        chunks = store.file_chunks(file.file_id)
+        text = _read_text(file)
+        stale = text is None or self._stale(file.file_id)
+        lines = (text if text is not None else "\n".join(c.text for c in chunks)).split("\n")
+        return GetResult(
+            "document",
+            file.root,
+            file.path,
+            file.doc_id,
+            file.title,
+            (),
+            1,
+            len(lines),
+            "\n".join(lines),
+            [c.chunk_id for c in chunks],
+            stale,
+        )
+
+    def read_document(self, ref: str) -> tuple[FileRow, str]:
+        """An indexed document and its current text, never from outside its root.
+
+        ``ref`` is a root-relative path, a doc id, or an absolute path inside a root. ``..``
+        is refused, and so is a file whose real path leads out of its root (a symbolic link).
+        Raises NotFound or Ambiguous (LookupError) and ValueError with a precise message.
+        """
+        norm = ref.replace("\\", "/")
+        if ".." in norm.split("/"):
+            raise ValueError(f"{ref!r}: '..' is not allowed; give a path inside a root")
+        if os.path.isabs(ref):
+            try:
+                file = self.resolve_file(ref)
+            except NotFound:
+                raise NotFound(f"{ref!r} is not a document inside the indexed roots") from None
+        else:
+            file = self.resolve_file(norm)
+        root_real = Path(os.path.realpath(file.root_path))
+        if not Path(os.path.realpath(Path(file.root_path) / file.path)).is_relative_to(root_real):
+            raise NotFound(f"{ref!r} leads outside its root (symbolic link); not readable")
+        text = _read_text(file)
+        if text is None:
+            raise NotFound(f"cannot read {file.doc_id}: the file is gone or unreadable")
+        return file, text
+
+    def links(self, ref: str) -> dict[str, Any]:
+        """A document's outgoing links (resolved or not) and its backlinks, by path or doc id."""
+        file = self.resolve_file(ref)
+        graph = self.state.link_graph()
+
+        def describe(edge: Edge, other: str) -> dict[str, Any]:
+            doc = graph.docs.get(other)
+            return {
+                "doc_id": other if doc else None,
+                "placeholder": None if doc else other[1:],
+                "title": doc.title if doc else None,
+                "type": edge.type,
+                "line": edge.line,
+                "anchor": edge.anchor,
+            }
+
+        return {
+            "doc_id": file.doc_id,
+            "outgoing": [describe(e, e.target) for e in graph.outgoing(file.doc_id)],
+            "backlinks": [describe(e, e.source) for e in graph.backlinks(file.doc_id)],
+        }
+
+    def resolve_file(self, ref: str) -> FileRow:
+        """The one indexed file ``ref`` names (path, doc id, or a path on disk in a root)."""
+        store = self.state.store
+        candidates = store.find_files(ref.replace(os.sep, "/"))
+        if not candidates:
+            # A path on disk (absolute, or relative to the working directory) inside a root.
+            try:
+                disk = Path(ref).expanduser()
+            except RuntimeError:  # ~name of a user this system does not know
+                disk = Path(ref)
+            real = disk.resolve() if _exists(disk) else None
+            if real is not None:
+                for name, root_path in store.roots().items():
+                    try:
+                        rel = real.relative_to(Path(root_path))
+                    except ValueError:
+                        continue
+                    candidates = store.find_files(rel.as_posix(), root=name)
+                    if candidates:
+                        break
+        if not candidates:
+            raise NotFound(f"no indexed document at {ref!r}")
+        if len(candidates) > 1:
+            ids = ", ".join(c.doc_id for c in candidates)
+            raise Ambiguous(f"{ref!r} is in several roots: {ids}; give one of these ids")
+        return candidates[0]
+
+    def section(self, ref: str, line: int) -> GetResult:
+        """The whole section (neighbouring pieces under one heading) holding ``line`` of the
+        document ``ref``; NotFound outside the indexed lines."""
+        return self._section_at(self.resolve_file(ref), line)
+
+    def _section_at(self, file: FileRow, line: int) -> GetResult:
+        chunks = self.state.store.file_chunks(file.file_id)
+        if not chunks:
+            raise NotFound(f"{file.doc_id} has no indexed text")
+        last = max(c.end_line for c in chunks)
+        if line < 1 or line > last:
+            raise NotFound(f"{file.doc_id} has lines 1-{last} indexed; line {line} is outside")
+        holding = [c for c in chunks if c.start_line <= line <= c.end_line]
+        if not holding:
+            # A blank line between chunks: take the chunk that starts after it.
+            holding = [min((c for c in chunks if c.start_line > line), key=lambda c: c.start_line)]
+        target = holding[0]
+        # The whole section: neighbouring pieces of the same heading.
+        i = chunks.index(target)
+        lo = hi = i
+        while lo > 0 and chunks[lo - 1].heading_path == target.heading_path:
+            lo -= 1
+        while hi + 1 < len(chunks) and chunks[hi + 1].heading_path == target.heading_path:
+            hi += 1
+        return _from_chunks("section", chunks[lo : hi + 1], self._stale(file.file_id))
+
+    def _stale(self, file_id: int) -> bool:
+        """The file changed (or went) since it was indexed."""
+        file = self.state.store.file_row(file_id)
+        if file is None:
+            return True
+        try:
+            st = (Path(file.root_path) / file.path).stat()
+        except OSError:
+            return True
+        return st.st_mtime_ns != file.mtime_ns or st.st_size != file.size
+
+
+def _exists(path: Path) -> bool:
+    """Whether ``path`` names something on disk; False for names the system cannot look up
+    (a component over 255 bytes, say), which are then no path, not an error."""
+    try:
+        return path.exists()
+    except OSError:
+        return False
+
+
+def _read_text(file: FileRow) -> str | None:
+    """The file's current text with newlines normalised, or None if it cannot be read."""
+    try:
+        data = (Path(file.root_path) / file.path).read_bytes()
+    except OSError:
+        return None
+    text = data.decode("utf-8", errors="replace").lstrip("\ufeff")
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _from_chunks(kind: str, chunks: list[ChunkRow], stale: bool) -> GetResult:
+    first, last = chunks[0], chunks[-1]
+    return GetResult(
+        kind,
+        first.root,
+        first.path,
+        first.doc_id,
+        first.title,
+        first.heading_path,
+        first.start_line,
+        last.end_line,
+        "\n".join(c.text for c in chunks),
+        [c.chunk_id for c in chunks],
+        stale,
+    )

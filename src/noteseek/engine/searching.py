@@ -1,0 +1,243 @@
+"""Searching: the query pipeline with the lanes, boosts and re-ranker the settings ask for.
+
+This module checks a search's arguments, decides which lanes can run (the vector lane needs
+vectors of the configured model; it says so in a warning when it cannot run), gathers what the
+pipeline needs from the opened index (analyzer, communities, link graph, recency tiers, concept
+vocabulary) and shapes the pipeline's result into a :class:`SearchResponse`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from typing import Any
+
+from noteseek.embed.base import EmbeddingError
+from noteseek.engine.results import SearchResponse
+from noteseek.engine.state import IndexState
+from noteseek.indexing.embedding import MODEL_META_KEY
+from noteseek.search import pipeline
+from noteseek.search.compress import compress
+from noteseek.search.concepts import ConceptVocabulary
+from noteseek.search.filters import build_filters
+from noteseek.search.pipeline import MODES, Mode, VectorLane
+
+
+class Searching:
+    """``search`` and its HyDE variant over one opened index."""
+
+    def __init__(self, state: IndexState) -> None:
+        self.state = state
+        self.settings = state.settings
+        self._cross_encoder: Any = None
+
+    def search(
+        self,
+        query: str,
+        *,
+        top_k: int | None = None,
+        paths: Iterable[str] = (),
+        tags: Iterable[str] = (),
+        roots: Iterable[str] = (),
+        after: str | float | None = None,
+        before: str | float | None = None,
+        where: Iterable[str] = (),
+        mode: str | None = None,
+        explain: bool = False,
+        with_text: bool = False,
+        snippets: bool = True,
+        exclude_paths: Iterable[str] = (),
+        min_score: float = 0.0,
+        compressed: bool = False,
+        similarity_threshold: float = 0.85,
+        hypothesis: bool = False,
+        expand_chars: int = 0,
+    ) -> SearchResponse:
+        """Ranked sections for ``query``. Raises ValueError subclasses for bad arguments.
+
+        ``mode``: ``hybrid`` (keyword and semantic lanes fused), ``keyword`` or ``semantic``;
+        default ``search.mode``. Hybrid without vectors (embeddings off, or not built yet)
+        returns keyword results with a warning saying so. ``min_score`` drops results below
+        it; ``compressed`` also removes near-duplicate sections (``similarity_threshold``) and
+        reports the tokens saved (``search/compress.py``). ``expand_chars``: each result's
+        text grows to its whole section, then its neighbours, within that many characters
+        (``search/expand.py``). ``hypothesis``: the query is a
+        hypothetical answer, embedded as a document would be (HyDE); see
+        :meth:`search_with_hypothesis`.
+        """
+        started = time.perf_counter()
+        chosen = mode or self.settings.search.mode
+        if chosen not in MODES:
+            raise ValueError(f"mode must be one of {', '.join(MODES)}, got {chosen!r}")
+        k = top_k or self.settings.search.top_k
+        if k < 1 or k > 1000:
+            raise ValueError(f"top_k must be between 1 and 1000, got {k}")
+        if not 0 <= expand_chars <= 100_000:
+            raise ValueError(f"expand_chars must be between 0 and 100000, got {expand_chars}")
+        for name, value in (
+            ("min_score", min_score),
+            ("similarity_threshold", similarity_threshold),
+        ):
+            if not 0.0 <= value <= 1.0:
+                raise ValueError(f"{name} must be between 0 and 1, got {value}")
+        filters = build_filters(
+            paths=paths,
+            tags=tags,
+            roots=roots,
+            after=after,
+            before=before,
+            where=where,
+            exclude_paths=exclude_paths,
+        )
+        warnings: list[str] = []
+        if not self.state.index_exists:
+            return SearchResponse(query, [], 0.0, 0, ["the index is empty: run noteseek index"])
+        if filters.roots:
+            indexed = self.state.store.roots()
+            unknown = [r for r in filters.roots if r not in indexed]
+            if unknown:
+                raise ValueError(
+                    f"unknown root {unknown[0]!r}; indexed roots: {', '.join(indexed)}"
+                )
+        analyzer = self.state.analyzer()
+        lane = self._vector_lane(chosen, warnings, hypothesis=hypothesis)
+        result = pipeline.run(
+            self.state.store,
+            analyzer,
+            query,
+            filters,
+            k,
+            chosen,
+            self.settings.search,
+            lane,
+            explain=explain,
+            with_text=with_text or compressed,
+            snippets=snippets,
+            reranker=self._reranker(warnings),
+            rerank_top=self.settings.rerank.top_n,
+            recency_tiers=self._recency_tiers(),
+            communities=self.state.file_communities()
+            if self.settings.search.community_boost != 1.0
+            else None,
+            expand_chars=expand_chars,
+            concepts=self._concepts_for(chosen, lane, warnings),
+            graph=self.state.graph_view() if self.settings.search.graph_weight > 0 else None,
+        )
+        hits = [h for h in result.hits if h.score >= min_score] if min_score else result.hits
+        compression = None
+        if compressed:
+            hits, info = compress(
+                result.hits, min_score=min_score, similarity_threshold=similarity_threshold
+            )
+            compression = info.to_dict()
+        took = (time.perf_counter() - started) * 1000
+        return SearchResponse(
+            query,
+            hits,
+            took,
+            result.candidates,
+            warnings + result.warnings,
+            chosen,
+            result.lanes,
+            result.timings_ms,
+            compression,
+            result.expansion,
+        )
+
+    def search_with_hypothesis(
+        self, /, hypothesis: str, top_k: int | None = None, **filters: Any
+    ) -> SearchResponse:
+        """HyDE: search the vector lane with the embedding of a hypothetical answer.
+
+        The text is embedded as a document (no query instruction), since it is meant to look
+        like the section it should find. With ``search.hypothesis_keyword`` (the default, as
+        measured in docs/evaluation.md) the keyword lane runs on the hypothesis too and the two
+        are fused as in hybrid search; without it, only the vector lane answers.
+        """
+        mode: Mode = "hybrid" if self.settings.search.hypothesis_keyword else "semantic"
+        if mode == "hybrid" and not self.settings.embedding.enabled:
+            mode = "semantic"  # the vector lane is the point: say so rather than go keyword-only
+        return self.search(hypothesis, top_k=top_k, mode=mode, hypothesis=True, **filters)
+
+    def embed_query(self, text: str) -> Any:
+        return self.state.embedder().embed_query(text)
+
+    def embed_hypothesis(self, text: str) -> Any:
+        """A hypothetical answer embedded like a document (HyDE), not like a query."""
+        return self.state.embedder().embed_documents([text])[0]
+
+    def _vector_lane(
+        self, mode: Mode, warnings: list[str], *, hypothesis: bool = False
+    ) -> VectorLane | None:
+        """The semantic lane, or None (with a warning) when it cannot run."""
+        if mode == "keyword":
+            return None
+        if not self.settings.embedding.enabled:
+            if mode == "semantic":
+                raise ValueError(
+                    "semantic search is off (embedding.enabled = false); use --mode keyword"
+                )
+            return None
+        embedded, total = self.state.embedding_progress(allow_stale=True)
+        if embedded == 0:
+            stored_model = self.state.store.meta(MODEL_META_KEY)
+            note = (
+                f"the index has no vectors of {self.state.model_id} yet"
+                + (
+                    f" (it has {stored_model}'s)"
+                    if stored_model and stored_model != self.state.model_id
+                    else ""
+                )
+                + ": run noteseek index"
+            )
+            if mode == "semantic":
+                raise ValueError(note)
+            warnings.append(note + "; showing keyword results only")
+            return None
+        if embedded < total:
+            warnings.append(
+                f"embedding in progress: {embedded:,} of {total:,} chunks have vectors; "
+                "the semantic lane covers those"
+            )
+        try:
+            embed = self.embed_hypothesis if hypothesis else self.embed_query
+            return VectorLane(self.state.vector_index(), embed)
+        except EmbeddingError as exc:
+            if mode == "semantic":
+                raise ValueError(str(exc)) from exc
+            warnings.append(f"semantic lane unavailable: {exc}; showing keyword results only")
+            return None
+
+    def _concepts_for(
+        self, mode: str, lane: VectorLane | None, warnings: list[str]
+    ) -> ConceptVocabulary | None:
+        if not self.settings.search.expansion_terms or mode != "hybrid" or lane is None:
+            return None
+        vocabulary = self.state.concept_vocabulary(wait=False)
+        if vocabulary is None:
+            warnings.append("query expansion: the concept vocabulary is being built")
+        return vocabulary
+
+    def _recency_tiers(self) -> list[tuple[float, float]]:
+        """The recency tiers in force: none when off, or in auto mode with untrustworthy dates."""
+        mode = self.settings.search.recency
+        if mode == "off":
+            return []
+        if mode == "auto" and not self.state.dates_trusted():
+            return []
+        return list(self.settings.search.recency_tiers)
+
+    def _reranker(self, warnings: list[str]) -> Any:
+        """The cross-encoder when ``rerank.enabled`` (loaded once), else None."""
+        r = self.settings.rerank
+        if not r.enabled:
+            return None
+        if self._cross_encoder is None:
+            from noteseek.search.rerank import CrossEncoder
+
+            try:
+                self._cross_encoder = CrossEncoder(threads=r.threads, max_tokens=r.max_tokens)
+            except EmbeddingError as exc:
+                warnings.append(f"re-ranking unavailable: {exc}")
+                return None
+        return self._cross_encoder

@@ -1,0 +1,291 @@
+"""The opened index: its settings, store, embedder and every value derived from it.
+
+Each derived value is a :class:`~noteseek.engine.derived.Derived` keyed by the store's change
+token, so every one of them is refreshed the same way when the index changes:
+
+============== =============================== ===============================================
+value          computed from                   refreshed
+============== =============================== ===============================================
+analyzer       the manifest the index was      inline (reads one row)
+               built with
+link graph     files and links                 inline (milliseconds per thousand documents)
+graph view     the link graph over file ids    inline
+dates trusted  every document's date           inline
+vector index   the model's vectors             kept once per model; it follows the change
+                                               token itself, incrementally (store/ann.py)
+embedding      counting vectors per chunk      inline, or in the background for searches and
+progress                                       status when the last count was expensive
+communities    the link graph (Louvain)        in the background, at most once a minute
+concepts       every chunk's words, embedded   in the background, at most once an hour
+============== =============================== ===============================================
+
+Background refreshes read the index on their own read-only connection (a long read on the
+shared one would hold the searches' SQL meanwhile) at a lower CPU priority than searches.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Hashable, Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from noteseek.analysis import Analyzer, get_analyzer
+from noteseek.config import LoadedConfig, RootConfig
+from noteseek.embed.base import Embedder
+from noteseek.embed.factory import configured_model_id, create_embedder
+from noteseek.engine.derived import Derived
+from noteseek.graph.links import DocInfo, LinkGraph, RawLink
+from noteseek.priority import yield_cpu
+from noteseek.search import recency
+from noteseek.search.concepts import ConceptVocabulary
+from noteseek.search.graph_lane import GraphView
+from noteseek.store.ann import in_background
+from noteseek.store.base import DocumentSource, FileRow, Store, VectorIndex
+from noteseek.store.factory import INDEX_FILE, open_reader, open_store
+
+COMMUNITY_THROTTLE = 60.0
+"""Seconds between recomputations of the link-graph communities while the index changes."""
+CONCEPT_THROTTLE = 3600.0
+"""Seconds between rebuilds of the concept vocabulary (every vocabulary word is embedded)."""
+
+Communities = tuple[dict[str, int], dict[int, int]]
+"""Community per doc id, and the same per file id (for the community boost)."""
+
+
+class IndexState:
+    """One index opened by one engine: shared by its services, closed with it."""
+
+    def __init__(self, config: LoadedConfig) -> None:
+        self.config = config
+        self.settings = config.settings
+        self.index_dir = config.index_dir
+        self.notices: list[str] = []
+        """Things the user should know (an unusable index moved aside, vectors dropped)."""
+        self._store: Store | None = None
+        self._embedder: Embedder | None = None
+        token = self.token
+        self._analyzer = Derived("analyzer", self._read_analyzer, token)
+        self._link_graph = Derived("links", lambda: build_link_graph(self.store), token)
+        self._graph_view = Derived("graph-view", self._build_graph_view, token)
+        self._dates_trusted = Derived("dates", self._check_dates, token)
+        self._vectors = Derived("vectors", self._open_vector_index, lambda: self.model_id)
+        self._progress = Derived(
+            "count",
+            lambda: self.store.vector_progress(self.model_id),
+            token,
+            background=self._count_apart,
+            expensive=lambda counts, seconds: in_background(counts[1], seconds),
+        )
+        self._communities = Derived(
+            "communities",
+            lambda: communities_of(self.link_graph(), self.store.iter_files()),
+            token,
+            background=self._communities_apart,
+            throttle=COMMUNITY_THROTTLE,
+        )
+        self._concepts = Derived(
+            "concepts",
+            self._build_concepts,
+            token,
+            background=self._build_concepts_apart,
+            throttle=CONCEPT_THROTTLE,
+        )
+        self._derived: tuple[Derived[Any], ...] = (
+            self._analyzer,
+            self._link_graph,
+            self._graph_view,
+            self._dates_trusted,
+            self._vectors,
+            self._progress,
+            self._communities,
+            self._concepts,
+        )
+
+    # -- the store and the embedder --------------------------------------------------------
+
+    @property
+    def store(self) -> Store:
+        """The index's store, opened (or created) on first use."""
+        if self._store is None:
+            store, notice = open_store(self.index_dir)
+            if notice:
+                self.notices.append(notice)
+            self._store = store
+        return self._store
+
+    @property
+    def index_exists(self) -> bool:
+        return (self.index_dir / INDEX_FILE).exists()
+
+    def token(self) -> Hashable:
+        """The store's change token; None while there is no index (nothing to derive from)."""
+        if self._store is None and not self.index_exists:
+            return None
+        return self.store.change_token()
+
+    @contextlib.contextmanager
+    def reader(self) -> Iterator[Store]:
+        """A read-only connection of its own, for work on a background thread."""
+        store = open_reader(self.index_dir)
+        try:
+            yield store
+        finally:
+            store.close()
+
+    @property
+    def model_id(self) -> str:
+        """The id of the configured embedding model (without loading it)."""
+        return configured_model_id(self.settings.embedding)
+
+    def embedder(self) -> Embedder:
+        """The configured embedder, loaded on first use (raises EmbeddingError)."""
+        if self._embedder is None:
+            self._embedder = create_embedder(self.settings.embedding)
+        return self._embedder
+
+    def close(self) -> None:
+        if self._embedder is not None:
+            self._embedder.close()
+            self._embedder = None
+        vectors = self._vectors.cached
+        if vectors is not None:
+            vectors.close()
+        # Change tokens are per connection: nothing derived from this one holds after it.
+        for derived in self._derived:
+            derived.reset()
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+
+    # -- roots -----------------------------------------------------------------------------
+
+    def roots(self) -> dict[str, RootConfig]:
+        """Configured roots plus roots an earlier run added from the command line."""
+        roots = dict(self.settings.roots)
+        if self.index_exists:
+            known = {str(Path(r.path).expanduser().resolve()) for r in roots.values()}
+            for name, path in self.store.roots().items():
+                if name not in roots and path not in known:
+                    roots[name] = RootConfig(path=path)
+        return roots
+
+    # -- the derived values ----------------------------------------------------------------
+
+    def analyzer(self) -> Analyzer:
+        """The analyzer the index was built with (queries must be analyzed the same way)."""
+        return self._analyzer.get()
+
+    def link_graph(self) -> LinkGraph:
+        """The resolved link graph of the index, rebuilt when the index changed."""
+        return self._link_graph.get()
+
+    def graph_view(self) -> GraphView:
+        """The link graph over file ids, for the graph lane; rebuilt when the index changed."""
+        return self._graph_view.get()
+
+    def dates_trusted(self) -> bool:
+        """Whether the documents' dates say when they were written (recency, ``auto``)."""
+        return self._dates_trusted.get()
+
+    def vector_index(self) -> VectorIndex:
+        """The vectors of the configured model (loads the embedder for its dimension)."""
+        return self._vectors.get()
+
+    def embedding_progress(self, *, allow_stale: bool = False) -> tuple[int, int]:
+        """(chunks with a vector of the configured model, all chunks); cached per index change.
+
+        Counting joins every chunk with its vector: milliseconds on small indexes, seconds on
+        large ones while they are being written. With ``allow_stale`` (searches and status,
+        not the indexer deciding what to embed), an expensive count on a large index
+        (``store.ann.in_background``) is redone on a background thread, as the vector
+        index is, and the last one answers meanwhile.
+        """
+        return self._progress.get(stale=allow_stale)
+
+    def communities(self) -> dict[str, int]:
+        """doc_id -> link-graph community (Louvain), for documents with resolved links.
+
+        Computed on first use. After the index changes, it is recomputed on a background
+        thread, at most once a minute, and the previous communities answer meanwhile: a burst
+        of edits does not run Louvain once per edit, and no query waits for a recomputation.
+        """
+        return dict(self._communities.get()[0])
+
+    def file_communities(self) -> dict[int, int]:
+        """The communities by file id (for the community boost); as :meth:`communities`."""
+        return self._communities.get()[1]
+
+    def known_communities(self) -> dict[str, int] | None:
+        """The communities last computed, if any; never computes (status does not run Louvain)."""
+        cached = self._communities.cached
+        return cached[0] if cached is not None else None
+
+    def concept_vocabulary(self, *, wait: bool = True) -> ConceptVocabulary | None:
+        """The index's concept vocabulary for query expansion (``search/concepts.py``).
+
+        Built on first use (seconds: every vocabulary word is embedded), then rebuilt in the
+        background at most hourly after the index changed. ``wait=False`` starts the build
+        and returns None until it is ready.
+        """
+        return self._concepts.get(wait=wait)
+
+    # -- computing them --------------------------------------------------------------------
+
+    def _read_analyzer(self) -> Analyzer:
+        """The analyzer the index was built with (queries must be analyzed the same way)."""
+        built = self.store.manifest().get("analyzer") if self.index_exists else None
+        if isinstance(built, dict):
+            return get_analyzer(
+                str(built.get("language", "english")), bool(built.get("stopwords", False))
+            )
+        a = self.settings.analysis
+        return get_analyzer(a.language, a.stopwords)
+
+    def _build_graph_view(self) -> GraphView:
+        ids = {f.doc_id: f.file_id for f in self.store.iter_files()}
+        return GraphView.build(self.link_graph(), ids)
+
+    def _check_dates(self) -> bool:
+        return recency.dates_trustworthy(self.store.document_dates())
+
+    def _open_vector_index(self) -> VectorIndex:
+        v = self.settings.vectors
+        return self.store.vector_index(
+            self.model_id, self.embedder().dimension, dtype=v.dtype, hnsw_threshold=v.hnsw_threshold
+        )
+
+    def _count_apart(self) -> tuple[int, int]:
+        yield_cpu()
+        with self.reader() as store:
+            return store.vector_progress(self.model_id)
+
+    def _communities_apart(self) -> Communities:
+        yield_cpu()
+        with self.reader() as store:
+            return communities_of(build_link_graph(store), store.iter_files())
+
+    def _build_concepts(self) -> ConceptVocabulary:
+        return ConceptVocabulary.build(
+            self.store.iter_chunk_texts(), self.analyzer(), self.embedder().embed_documents
+        )
+
+    def _build_concepts_apart(self) -> ConceptVocabulary:
+        yield_cpu()  # searches come first
+        return self._build_concepts()
+
+
+def build_link_graph(store: DocumentSource) -> LinkGraph:
+    """The resolved link graph of everything in ``store``."""
+    docs = [
+        DocInfo(f.doc_id, f.root, f.path, f.title, tuple(f.aliases)) for f in store.iter_files()
+    ]
+    return LinkGraph.build(docs, [RawLink(*row) for row in store.link_rows()])
+
+
+def communities_of(graph: LinkGraph, files: Iterable[FileRow]) -> Communities:
+    from noteseek.graph.communities import communities
+
+    by_doc = communities(graph)
+    ids = {f.doc_id: f.file_id for f in files}
+    return by_doc, {ids[d]: c for d, c in by_doc.items() if d in ids}

@@ -1,0 +1,67 @@
+"""The status of an index: where it is, what it holds, and how far its vectors are.
+
+Status is asked for often (a page polls it) and must stay cheap: it never runs a computation
+that takes seconds, and shows what was last computed instead (the embedding count of a large
+index may be a moment old; communities appear once something else computed them).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from noteseek.engine.state import IndexState
+from noteseek.indexing.embedding import MODEL_META_KEY
+
+
+def status(state: IndexState) -> dict[str, Any]:
+    """Where the index is, what it holds, how far embedding is, and what went wrong."""
+    out: dict[str, Any] = {
+        "index_dir": str(state.index_dir),
+        "index_dir_reason": state.config.index_dir_reason,
+        "exists": state.index_exists,
+        "config_files": [str(p) for p in state.config.files_read],
+    }
+    if not state.index_exists:
+        out.update(
+            roots=[
+                {"name": n, "path": r.path, "files": 0, "chunks": 0}
+                for n, r in sorted(state.roots().items())
+            ],
+            files=0,
+            chunks=0,
+            links=0,
+            index_bytes=0,
+            problems=[],
+            last_run=None,
+        )
+        return out
+    stats = state.store.stats()
+    configured = state.settings.roots
+    for root in stats["roots"]:
+        root["configured"] = root["name"] in configured
+    out.update(stats)
+    out["problems"] = [
+        {"root": p.root, "path": p.path, "severity": p.severity, "reason": p.reason}
+        for p in state.store.problems()
+    ]
+    out["last_run"] = state.store.last_run()
+    embedded, total = state.embedding_progress(allow_stale=True)
+    emb = state.settings.embedding
+    out["embedding"] = {
+        "enabled": emb.enabled,
+        "provider": emb.provider,
+        "model": state.model_id,
+        "index_model": state.store.meta(MODEL_META_KEY),
+        "embedded": embedded,
+        "total": total,
+        "pending": total - embedded,
+    }
+    groups = state.known_communities()  # status never runs Louvain itself
+    if groups is not None:
+        out["communities"] = {
+            "count": len(set(groups.values())),
+            "documents": len(groups),
+        }
+    out["manifest"] = state.store.manifest()
+    out["notices"] = list(state.notices)
+    return out

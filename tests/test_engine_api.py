@@ -1,0 +1,73 @@
+"""The facade's public API, pinned: every door and every library user calls these, so the engine's
+split into services must not change a name, a parameter or a default."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import noteseek
+from noteseek.engine import Ambiguous, Engine, GetResult, NotFound, SearchResponse, open_engine
+from tests.helpers import engine_for, project, write
+
+METHODS = {
+    "analyzer": "()",
+    "close": "()",
+    "communities": "()",
+    "concept_vocabulary": "(*, wait=True)",
+    "embed": "(progress=None, stop=None)",
+    "embed_hypothesis": "(text)",
+    "embed_query": "(text)",
+    "embedder": "()",
+    "embedding_progress": "(*, allow_stale=False)",
+    "get": "(ref)",
+    "index": "(roots=None, *, force=False, progress=None, keyword_only=False, embed_progress=None)",
+    "link_graph": "()",
+    "links": "(ref)",
+    "read_document": "(ref)",
+    "rebuild": "(progress=None, *, keyword_only=False, embed_progress=None)",
+    "roots": "()",
+    "search": (
+        "(query, *, top_k=None, paths=(), tags=(), roots=(), after=None, before=None, "
+        "where=(), mode=None, explain=False, with_text=False, snippets=True, "
+        "exclude_paths=(), min_score=0.0, compressed=False, similarity_threshold=0.85, "
+        "hypothesis=False, expand_chars=0)"
+    ),
+    "search_with_hypothesis": "(hypothesis, top_k=None, **filters)",
+    "status": "()",
+    "update_paths": "(root_name, rels)",
+    "vector_index": "()",
+}
+"""Each public method's parameters (names, kinds, defaults), as they were before the split."""
+
+
+def test_the_facade_keeps_every_method_and_signature(tmp_path: Path) -> None:
+    write(tmp_path / "notes" / "a.md", "# A\n\nalpha\n")
+    with engine_for(project(tmp_path, {"notes": tmp_path / "notes"})) as engine:
+        public = {n for n in dir(Engine) if not n.startswith("_")}
+        assert public == {*METHODS, "store", "index_exists", "model_id"}
+        for name, signature in METHODS.items():
+            method = getattr(engine, name)
+            assert callable(method), name
+            assert _parameters(method) == signature, name
+        assert {"config", "settings", "index_dir", "notices"} <= set(vars(engine))
+        assert engine.notices is engine._state.notices  # one list, appended to by the services
+        engine.index()
+        assert engine.index_exists and engine.store is engine.store
+        assert engine.search("alpha", mode="keyword").hits[0].path == "a.md"
+        assert engine.get("a.md").text.startswith("# A")
+
+
+def _parameters(method: Callable[..., Any]) -> str:
+    params = inspect.signature(method).parameters.values()
+    plain = [p.replace(annotation=inspect.Parameter.empty) for p in params]
+    return str(inspect.Signature(plain))
+
+
+def test_the_package_exports() -> None:
+    for name in ("Engine", "open_engine", "NotFound", "Ambiguous", "SearchResponse", "GetResult"):
+        assert getattr(noteseek, name) is globals()[name]
+    assert issubclass(NotFound, LookupError) and issubclass(Ambiguous, LookupError)
+    assert callable(open_engine) and GetResult.to_dict and SearchResponse.to_dict
