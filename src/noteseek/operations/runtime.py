@@ -43,8 +43,16 @@ def execute(op: Operation, ctx: Context, params: Params, **options: Any) -> dict
     """
     if op.needs_index and not ctx.engine.index_exists:
         raise Unavailable(NOT_BUILT)
-    try:
+    with operation_errors():
         return op.run(ctx, params, **options)
+
+
+@contextmanager
+def operation_errors() -> Iterator[None]:
+    """The engine's exceptions inside the block come out as operation errors of their kind;
+    anything else is a bug and propagates for the door to log."""
+    try:
+        yield
     except OperationError:
         raise
     except Exception as exc:
@@ -122,15 +130,8 @@ class Runtime:
         with self._lock:
             if not ctx.engine.index_exists:
                 raise Unavailable(NOT_BUILT)
-            try:
+            with operation_errors():
                 yield ctx.engine
-            except OperationError:
-                raise
-            except Exception as exc:
-                mapped = as_operation_error(exc)
-                if mapped is None:
-                    raise
-                raise mapped from None
 
     def shutdown(self) -> None:
         """Stop the watcher and the worker (after its current batch), release the role."""
