@@ -27,6 +27,7 @@ METHODS = {
     "link_graph": "()",
     "links": "(ref)",
     "read_document": "(ref)",
+    "section": "(ref, line)",
     "rebuild": "(progress=None, *, keyword_only=False, embed_progress=None)",
     "roots": "()",
     "search": (

@@ -117,7 +117,7 @@ def test_index_refuses_beside_a_live_writer_and_runs_after_it(tmp_path: Path) ->
             assert watcher.poll() is None and time.monotonic() < deadline
             time.sleep(0.05)
         refused = run_cli(["index"], folder, env, code=4)
-        assert f"pid {watcher.pid}" in refused.stderr and "reindex" in refused.stderr
+        assert f"noteseek watch (pid {watcher.pid})" in refused.stderr
         run_cli(["rebuild"], folder, env, code=4)
     finally:
         watcher.send_signal(signal.SIGTERM)
