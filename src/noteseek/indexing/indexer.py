@@ -139,8 +139,9 @@ class Indexer:
         missing_by_root: dict[str, dict[str, FileState]] = {}
 
         known_roots = self.store.roots()
-        for name, root in roots.items():
-            source = self._source(name, root)
+        # Every root's source first: a root of an unknown kind stops the run before any write.
+        sources = {name: self._source(name, root) for name, root in roots.items()}
+        for name, source in sources.items():
             scan = source.scan()
             resolved = source.location
             moved_to_nothing = "." in scan.unreadable and known_roots.get(name) not in (
