@@ -12,6 +12,7 @@ import pytest
 from noteseek.config import ConfigError
 from noteseek.engine import Engine
 from noteseek.indexing import indexer as indexer_module
+from noteseek.sources import files as files_module
 from noteseek.sources.files import ScanRules, scan_paths, scan_root
 from tests.helpers import engine_for, paths, project, write
 
@@ -42,7 +43,7 @@ def no_full_scan(monkeypatch: pytest.MonkeyPatch) -> None:
     def boom(*args: object, **kwargs: object) -> None:
         raise AssertionError("a full scan ran")
 
-    monkeypatch.setattr(indexer_module, "scan_root", boom)
+    monkeypatch.setattr(files_module, "scan_root", boom)
 
 
 def snapshot(engine: Engine) -> dict[str, Any]:

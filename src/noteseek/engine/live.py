@@ -40,6 +40,7 @@ from typing import Any, Literal
 from noteseek.config import LoadedConfig
 from noteseek.embed.base import EmbeddingError
 from noteseek.engine import Engine
+from noteseek.engine.state import source_of
 from noteseek.indexing.indexer import IndexReport
 from noteseek.indexing.lock import WriterLock, read_writer_info
 from noteseek.indexing.watcher import Batch, Watcher
@@ -311,7 +312,11 @@ class IndexService:
     # -- the worker ------------------------------------------------------------------------
 
     def _start_watcher(self, engine: Engine) -> None:
-        roots = {name: Path(r.path) for name, r in engine.roots().items()}
+        roots: dict[str, Path] = {}
+        for name, root in engine.roots().items():
+            folder = source_of(engine.config, name, root).watch_folder()
+            if folder is not None:
+                roots[name] = folder
         self.watcher = Watcher(
             roots,
             self.paths_changed,

@@ -2,7 +2,8 @@
 
 References are resolved here once for every door: a chunk id, a root-relative path, a doc id,
 a path on disk inside a root, or ``path:line`` for the section holding that line. Text is read
-from the file as it is now, and a result says when the file changed since it was indexed.
+through the root's source as the document is now, and a result says when it changed since it
+was indexed (its fingerprint differs).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 from noteseek.engine.results import Ambiguous, GetResult, NotFound
 from noteseek.engine.state import IndexState
 from noteseek.graph.links import Edge
+from noteseek.sources.base import ReadError, Source
 from noteseek.store.base import ChunkRow, FileRow
 
 _CHUNK_ID_RE = re.compile(r"^[0-9a-f]{16}$")
@@ -44,7 +46,7 @@ class Reading:
             return self._section_at(file, line)
         file = self.resolve_file(ref)
         chunks = store.file_chunks(file.file_id)
-        text = _read_text(file)
+        text = self._read_text(file)
         stale = text is None or self._stale(file.file_id)
         lines = (text if text is not None else "\n".join(c.text for c in chunks)).split("\n")
         return GetResult(
@@ -78,10 +80,9 @@ class Reading:
                 raise NotFound(f"{ref!r} is not a document inside the indexed roots") from None
         else:
             file = self.resolve_file(norm)
-        root_real = Path(os.path.realpath(file.root_path))
-        if not Path(os.path.realpath(Path(file.root_path) / file.path)).is_relative_to(root_real):
+        if not self._source(file).inside(file.path):
             raise NotFound(f"{ref!r} leads outside its root (symbolic link); not readable")
-        text = _read_text(file)
+        text = self._read_text(file)
         if text is None:
             raise NotFound(f"cannot read {file.doc_id}: the file is gone or unreadable")
         return file, text
@@ -120,12 +121,11 @@ class Reading:
                 disk = Path(ref)
             real = disk.resolve() if _exists(disk) else None
             if real is not None:
-                for name, root_path in store.roots().items():
-                    try:
-                        rel = real.relative_to(Path(root_path))
-                    except ValueError:
+                for name, location in store.roots().items():
+                    rel = self.state.source(name, location).locate(real)
+                    if rel is None:
                         continue
-                    candidates = store.find_files(rel.as_posix(), root=name)
+                    candidates = store.find_files(rel, root=name)
                     if candidates:
                         break
         if not candidates:
@@ -166,11 +166,21 @@ class Reading:
         file = self.state.store.file_row(file_id)
         if file is None:
             return True
+        now = self._source(file).fingerprint(file.path)
+        return now is None or now.mtime_ns != file.mtime_ns or now.size != file.size
+
+    def _source(self, file: FileRow) -> Source:
+        return self.state.source(file.root, file.root_path)
+
+    def _read_text(self, file: FileRow) -> str | None:
+        """The document's current text with newlines normalised, or None if it cannot be
+        read."""
         try:
-            st = (Path(file.root_path) / file.path).stat()
-        except OSError:
-            return True
-        return st.st_mtime_ns != file.mtime_ns or st.st_size != file.size
+            data = self._source(file).read(file.path)
+        except ReadError:
+            return None
+        text = data.decode("utf-8", errors="replace").lstrip("\ufeff")
+        return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def _exists(path: Path) -> bool:
@@ -180,16 +190,6 @@ def _exists(path: Path) -> bool:
         return path.exists()
     except OSError:
         return False
-
-
-def _read_text(file: FileRow) -> str | None:
-    """The file's current text with newlines normalised, or None if it cannot be read."""
-    try:
-        data = (Path(file.root_path) / file.path).read_bytes()
-    except OSError:
-        return None
-    text = data.decode("utf-8", errors="replace").lstrip("\ufeff")
-    return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def _from_chunks(kind: str, chunks: list[ChunkRow], stale: bool) -> GetResult:

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from noteseek.analysis import Analyzer, get_analyzer
-from noteseek.config import LoadedConfig, RootConfig
+from noteseek.config import ConfigError, LoadedConfig, RootConfig
 from noteseek.embed.base import Embedder
 from noteseek.embed.factory import configured_model_id, create_embedder
 from noteseek.engine.derived import Derived
@@ -40,6 +40,8 @@ from noteseek.priority import yield_cpu
 from noteseek.search import recency
 from noteseek.search.concepts import ConceptVocabulary
 from noteseek.search.graph_lane import GraphView
+from noteseek.sources.base import Source, SourceContext
+from noteseek.sources.registry import open_source
 from noteseek.store.ann import in_background
 from noteseek.store.base import DocumentSource, FileRow, Store, VectorIndex
 from noteseek.store.factory import INDEX_FILE, open_reader, open_store
@@ -170,6 +172,16 @@ class IndexState:
                     roots[name] = RootConfig(path=path)
         return roots
 
+    def source(self, name: str, stored: str | None = None) -> Source:
+        """The source of root ``name``; ``stored`` is where the store says the root is, for a
+        root no longer among :meth:`roots` (its documents are still read from there)."""
+        root = self.roots().get(name)
+        if root is None:
+            if stored is None:
+                raise ConfigError(f"{name!r} is not a root of this index")
+            root = RootConfig(path=stored)
+        return source_of(self.config, name, root)
+
     # -- the derived values ----------------------------------------------------------------
 
     def analyzer(self) -> Analyzer:
@@ -273,6 +285,11 @@ class IndexState:
     def _build_concepts_apart(self) -> ConceptVocabulary:
         yield_cpu()  # searches come first
         return self._build_concepts()
+
+
+def source_of(config: LoadedConfig, name: str, root: RootConfig) -> Source:
+    """The source of one root of the index ``config`` opens (ConfigError for an unknown kind)."""
+    return open_source(name, root, SourceContext(config.settings.index, config.index_dir))
 
 
 def build_link_graph(store: DocumentSource) -> LinkGraph:

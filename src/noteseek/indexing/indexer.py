@@ -31,7 +31,8 @@ from noteseek.indexing.prepare import (
     prepare_in_worker,
 )
 from noteseek.parse import default_registry
-from noteseek.sources.files import FoundFile, ScanRules, scan_paths, scan_root
+from noteseek.sources.base import FoundFile, Source, SourceContext
+from noteseek.sources.registry import open_source
 from noteseek.store.base import FileState, Store, WriteRejected
 
 Progress = Callable[[int, int, str], None]
@@ -109,6 +110,8 @@ class Indexer:
     def __init__(self, store: Store, settings: Settings, index_dir: Path) -> None:
         self.store = store
         self._renamed_ids: set[int] = set()
+        self._sources: dict[str, Source] = {}
+        """The source of every root this indexer scanned, to read its documents."""
         self.settings = settings
         self.index_dir = index_dir
         ix = settings.index
@@ -136,9 +139,11 @@ class Indexer:
         missing_by_root: dict[str, dict[str, FileState]] = {}
 
         known_roots = self.store.roots()
-        for name, root in roots.items():
-            scan = scan_root(name, Path(root.path), self._rules(root))
-            resolved = _resolved(root)
+        # Every root's source first: a root of an unknown kind stops the run before any write.
+        sources = {name: self._source(name, root) for name, root in roots.items()}
+        for name, source in sources.items():
+            scan = source.scan()
+            resolved = source.location
             moved_to_nothing = "." in scan.unreadable and known_roots.get(name) not in (
                 None,
                 resolved,
@@ -181,8 +186,9 @@ class Indexer:
         """
         started = time.time()
         report = report or IndexReport()
-        scan = scan_paths(name, Path(root.path), self._rules(root), rels)
-        if scan.needs_full_scan or self.store.roots().get(name) != _resolved(root):
+        source = self._source(name, root)
+        scan = source.scan_paths(rels)
+        if scan.needs_full_scan or self.store.roots().get(name) != source.location:
             return self.run({name: root}, report=report)
         report.roots = [name]
         jobs: list[tuple[FoundFile, str | None]] = []
@@ -278,24 +284,26 @@ class Indexer:
             report.seconds = time.time() - started
             self.store.record_run(started, time.time(), report.to_dict())
 
-    def _rules(self, root: RootConfig) -> ScanRules:
-        ix = self.settings.index
-        return ScanRules(
-            include=root.include,
-            exclude=root.exclude,
-            include_hidden=ix.include_hidden,
-            gitignore=ix.gitignore,
-            follow_symlinks=ix.follow_symlinks,
-            skip_dirs=frozenset({os.path.realpath(self.index_dir)}),
-        )
+    def _source(self, name: str, root: RootConfig) -> Source:
+        source = open_source(name, root, SourceContext(self.settings.index, self.index_dir))
+        self._sources[name] = source
+        return source
+
+    def _read(self, found: FoundFile, limit: int) -> bytes:
+        return self._sources[found.root].read(found.path, limit)
 
     def _outcomes(self, jobs: list[tuple[FoundFile, str | None]]) -> Iterator[Outcome]:
         workers = self.settings.index.workers or (os.cpu_count() or 1)
-        if workers <= 1 or len(jobs) < PARALLEL_MIN_FILES:
+        # Workers open documents themselves, so they only take runs whose documents all have
+        # a place on disk (files); any other source is read here, through the source.
+        on_disk = all(found.abspath for found, _ in jobs)
+        if workers <= 1 or len(jobs) < PARALLEL_MIN_FILES or not on_disk:
             analyzer = get_analyzer(self.prepare_settings.language, self.prepare_settings.stopwords)
             registry = default_registry()
             for found, known in jobs:
-                yield prepare_file(found, known, self.prepare_settings, analyzer, registry)
+                yield prepare_file(
+                    found, known, self.prepare_settings, analyzer, registry, self._read
+                )
             return
         with ProcessPoolExecutor(
             max_workers=workers,
@@ -402,11 +410,6 @@ class Indexer:
                         store.clear_problems(found.root, [moved.path])
                     setattr(report, kind, getattr(report, kind) + 1)
                     report.chunks_written += len(out.prepared.chunks)
-
-
-def _resolved(root: RootConfig) -> str:
-    """The folder a root is stored under."""
-    return str(Path(root.path).expanduser().resolve())
 
 
 def _at_or_under(path: str, tops: set[str]) -> bool:

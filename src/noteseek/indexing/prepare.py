@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import codecs
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import PurePosixPath
@@ -17,10 +18,13 @@ from noteseek.analysis import Analyzer, get_analyzer
 from noteseek.chunking import chunk_document, embedding_input, embedding_key
 from noteseek.parse import default_registry
 from noteseek.parse.registry import ParserRegistry
-from noteseek.sources.files import FoundFile
+from noteseek.sources.base import FoundFile, ReadError
 from noteseek.types import Chunk, FileRecord, IndexedChunk, ParsedDocument, PreparedFile
 
 OutcomeKind = Literal["prepared", "same_content", "skipped"]
+
+Reader = Callable[[FoundFile, int], bytes]
+"""read(found, limit) -> at most ``limit`` bytes of the document; raises ReadError."""
 
 # Frontmatter fields that say when a note last changed, most specific first.
 MODIFIED_KEYS = ("updated", "modified", "lastmod", "last_modified", "date")
@@ -55,10 +59,21 @@ def init_worker(settings: PrepareSettings) -> None:
 
 
 def prepare_in_worker(job: tuple[FoundFile, str | None]) -> Outcome:
+    """Prepare one document in a worker process, which opens it at ``found.abspath`` itself:
+    only sources whose documents are files there (``files``) are parsed in workers."""
     found, known_hash = job
     return prepare_file(
-        found, known_hash, _STATE["settings"], _STATE["analyzer"], _STATE["registry"]
+        found, known_hash, _STATE["settings"], _STATE["analyzer"], _STATE["registry"], read_path
     )
+
+
+def read_path(found: FoundFile, limit: int) -> bytes:
+    """Read a found document from its place on disk, as the files source does."""
+    try:
+        with open(found.abspath, "rb") as fh:
+            return fh.read(limit)
+    except OSError as exc:
+        raise ReadError(f"unreadable: {exc.strerror or exc}") from exc
 
 
 def prepare_file(
@@ -67,8 +82,10 @@ def prepare_file(
     settings: PrepareSettings,
     analyzer: Analyzer,
     registry: ParserRegistry,
+    read: Reader,
 ) -> Outcome:
-    """Turn one found file into rows to write, or into a reason it was skipped.
+    """Turn one found document (its bytes from ``read``) into rows to write, or into a reason
+    it was skipped.
 
     ``known_hash`` is the stored content hash of this path: equal content (a touched file)
     needs only its stat updated, so it is not parsed again.
@@ -81,10 +98,9 @@ def prepare_file(
     if parser is None:
         return _skip(found, "no parser for this file type")
     try:
-        with open(found.abspath, "rb") as fh:
-            data = fh.read(settings.max_file_size + 1)
-    except OSError as exc:
-        return _skip(found, f"unreadable: {exc.strerror or exc}")
+        data = read(found, settings.max_file_size + 1)
+    except ReadError as exc:
+        return _skip(found, str(exc))
     if len(data) > settings.max_file_size:
         return _skip(found, f"larger than the size limit (> {settings.max_file_size:,} bytes)")
     content_hash = hashlib.blake2b(data, digest_size=16).hexdigest()

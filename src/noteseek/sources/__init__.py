@@ -1,1 +1,2 @@
-"""Where documents come from."""
+"""Where documents come from: one :class:`~noteseek.sources.base.Source` per root, chosen by the
+root's ``kind`` in ``registry.py``; ``files.py`` is the files under a folder."""

@@ -1,4 +1,5 @@
-"""Find the files of a root: include/exclude globs, .gitignore, hidden folders, symlinks.
+"""The files source: the files of a folder, admitted by include/exclude globs, .gitignore,
+hidden folders and symbolic links.
 
 Walking never raises for a bad entry: unreadable folders, broken links and symlink loops are
 returned as problems with a reason, and the walk goes on. :func:`scan_paths` judges a few paths
@@ -10,52 +11,26 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol
 
 from pathspec import GitIgnoreSpec
 
+from noteseek.config import RootConfig
+from noteseek.sources.base import (
+    Fingerprint,
+    FoundFile,
+    PathScan,
+    ReadError,
+    ScanResult,
+    SourceContext,
+)
+
 Ignores = tuple[tuple[str, GitIgnoreSpec], ...]
 """The .gitignore specs in force in a folder, from the root down: (folder rel, spec)."""
 FolderKey = tuple[int, int]
 """(st_dev, st_ino) of a folder, to detect symlink loops."""
-
-
-@dataclass(frozen=True, slots=True)
-class FoundFile:
-    root: str
-    path: str
-    """POSIX path relative to the root."""
-    abspath: str
-    mtime_ns: int
-    size: int
-
-
-@dataclass(slots=True)
-class ScanResult:
-    files: list[FoundFile] = field(default_factory=list)
-    problems: list[tuple[str, str]] = field(default_factory=list)
-    """(relative path, reason) for entries that could not be examined."""
-    unreadable: list[str] = field(default_factory=list)
-    """Folders (``.`` for the root) whose contents could not be listed: absent files under
-    them are unknown, not deleted."""
-
-
-@dataclass(slots=True)
-class PathScan:
-    """What :func:`scan_paths` found for the paths it was given."""
-
-    files: list[FoundFile] = field(default_factory=list)
-    """Paths that are files the rules admit, with their stat, in sorted order."""
-    gone: list[str] = field(default_factory=list)
-    """Paths that are not admitted files now (deleted, excluded, hidden, not a regular file):
-    nothing at or under them belongs in the index."""
-    problems: list[tuple[str, str]] = field(default_factory=list)
-    """(relative path, reason) for paths that could not be examined, as in a full scan."""
-    needs_full_scan: bool = False
-    """Some path cannot be judged on its own (a folder, a .gitignore, an unreadable folder):
-    the other fields are incomplete and the root must be scanned whole."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +42,64 @@ class ScanRules:
     follow_symlinks: bool = True
     skip_dirs: frozenset[str] = frozenset()
     """Real paths of folders never to enter (the index folder itself)."""
+
+
+class FilesSource:
+    """A root of kind ``files``: the files under ``path`` that its rules admit.
+
+    Its documents are files on disk, so :attr:`FoundFile.abspath` is set and the indexer's
+    worker processes open large runs' files themselves instead of passing bytes between
+    processes; everything else reads through :meth:`read`.
+    """
+
+    kind = "files"
+
+    def __init__(self, name: str, root: RootConfig, context: SourceContext) -> None:
+        self.name = name
+        self.folder = Path(root.path).expanduser()
+        self.location = str(self.folder.resolve())
+        ix = context.index
+        self.rules = ScanRules(
+            include=root.include,
+            exclude=root.exclude,
+            include_hidden=ix.include_hidden,
+            gitignore=ix.gitignore,
+            follow_symlinks=ix.follow_symlinks,
+            skip_dirs=frozenset({os.path.realpath(context.index_dir)}),
+        )
+
+    def scan(self) -> ScanResult:
+        return scan_root(self.name, self.folder, self.rules)
+
+    def scan_paths(self, rels: Iterable[str]) -> PathScan:
+        return scan_paths(self.name, self.folder, self.rules, rels)
+
+    def read(self, path: str, limit: int | None = None) -> bytes:
+        try:
+            with open(os.path.join(self.location, path), "rb") as fh:
+                return fh.read(-1 if limit is None else limit)
+        except OSError as exc:
+            raise ReadError(f"unreadable: {exc.strerror or exc}") from exc
+
+    def fingerprint(self, path: str) -> Fingerprint | None:
+        try:
+            st = os.stat(os.path.join(self.location, path))
+        except OSError:
+            return None
+        return Fingerprint(st.st_mtime_ns, st.st_size)
+
+    def inside(self, path: str) -> bool:
+        real = Path(os.path.realpath(os.path.join(self.location, path)))
+        return real.is_relative_to(Path(os.path.realpath(self.location)))
+
+    def locate(self, disk_path: Path) -> str | None:
+        try:
+            return disk_path.relative_to(Path(self.location)).as_posix()
+        except ValueError:
+            return None
+
+    def watch_folder(self) -> Path | None:
+        return self.folder
 
 
 def compile_patterns(patterns: Iterable[str]) -> GitIgnoreSpec:
