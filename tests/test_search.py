@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
+import numpy.typing as npt
 import pytest
 
 from noteseek.engine import Ambiguous, Engine, NotFound
@@ -269,3 +272,78 @@ def test_expansion_grows_a_result_to_its_section_then_its_neighbours(tmp_path: P
         assert (whole.start_line, whole.end_line) == (1, len(body.rstrip("\n").split("\n")))
         with pytest.raises(ValueError, match="expand_chars"):
             engine.search("ocelot", expand_chars=-1)
+
+
+class CountingStore:
+    """Counts the store's per-candidate row lookups, passing everything through."""
+
+    LOOKUPS = ("chunk_rows", "chunk_files", "chunk_modified")
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, store: object) -> None:
+        self.calls: dict[str, int] = dict.fromkeys(self.LOOKUPS, 0)
+        for name in self.LOOKUPS:
+            original = getattr(store, name)
+
+            def counted(*args: object, _name: str = name, _original: object = original) -> object:
+                self.calls[_name] += 1
+                return _original(*args)  # type: ignore[operator]
+
+            monkeypatch.setattr(store, name, counted)
+
+
+def test_a_hybrid_query_reads_the_candidates_rows_once(
+    tmp_path: Path, vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    flags = {
+        "search.recency": "on",
+        "search.dedupe": True,
+        "search.max_per_document": 2,
+        "search.graph_weight": 0.5,
+    }
+    with engine_for(project(tmp_path, {"vault": vault}), **flags) as engine:
+        engine.index()
+        counting = CountingStore(monkeypatch, engine.store)
+        res = engine.search("redis ttl", mode="hybrid", explain=True, expand_chars=400)
+        assert res.hits
+        assert {"community_ms", "recency_ms", "diversify_ms"} <= set(res.timings_ms)
+        # Boosts, diversity and the hits share one lookup (before: three chunk_files or
+        # chunk_modified calls and two chunk_rows calls over the same candidates).
+        assert counting.calls["chunk_rows"] == 1
+        assert counting.calls["chunk_modified"] == 0
+
+
+class FakeReranker:
+    """Prefers shorter passages, so the order visibly changes."""
+
+    def scores(self, query: str, passages: Sequence[str]) -> npt.NDArray[np.float32]:
+        return np.array([-float(len(p)) for p in passages], dtype=np.float32)
+
+
+def test_stages_share_one_row_lookup_and_name_their_explain_and_timings(
+    example: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from noteseek.search import pipeline
+    from noteseek.search.filters import build_filters
+    from noteseek.search.request import SearchRequest, SearchResources
+    from noteseek.search.stages import POST_FUSION
+
+    counting = CountingStore(monkeypatch, example.store)
+    settings = example.settings.search.model_copy(update={"dedupe": True})
+    resources = SearchResources(
+        example.store,
+        example.analyzer(),
+        settings,
+        reranker=FakeReranker(),
+        rerank_top=5,
+        recency_tiers=[(1e9, 1.5)],  # every document counts as recent
+    )
+    request = SearchRequest("redis keys", 8, "hybrid", build_filters(), explain=True)
+    result = pipeline.run(request, resources)
+    assert counting.calls["chunk_rows"] == 1
+    assert counting.calls["chunk_modified"] == 0
+    assert counting.calls["chunk_files"] == 1  # the keyword lane's, for its document scores
+    ran = {f"{stage.name}_ms" for stage in POST_FUSION} & set(result.timings_ms)
+    assert ran == {"recency_ms", "rerank_ms", "diversify_ms"}
+    reranked = [h for h in result.hits if "rerank" in h.explain]
+    assert len(reranked) == 5
+    assert all(h.explain["fusion"]["recency_factor"] == 1.5 for h in result.hits)

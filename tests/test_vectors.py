@@ -188,7 +188,7 @@ def test_a_rewritten_chunk_that_keeps_its_rowid_gets_its_new_vector(
 
 def test_mmr_moves_a_near_copy_below_a_different_result(notes_engine: Engine) -> None:
     from noteseek.search.fusion import Fused
-    from noteseek.search.pipeline import mmr
+    from noteseek.search.stages.mmr import mmr
 
     store = notes_engine.store
     keyed = [(key, i) for i, (key, _) in enumerate(store.pending_embeddings(MODEL)[:3])]
@@ -219,7 +219,8 @@ def test_mmr_moves_a_near_copy_below_a_different_result(notes_engine: Engine) ->
 
 def test_semantic_duplicates_are_dropped_by_cosine(notes_engine: Engine) -> None:
     from noteseek.search.fusion import Fused
-    from noteseek.search.pipeline import diversify
+    from noteseek.search.rows import CandidateRows
+    from noteseek.search.stages.diversify import diversify
 
     store = notes_engine.store
     keyed = [key for key, _ in store.pending_embeddings(MODEL)[:3]]
@@ -242,7 +243,7 @@ def test_semantic_duplicates_are_dropped_by_cosine(notes_engine: Engine) -> None
 
     def kept(threshold: float) -> list[int]:
         chosen = settings.model_copy(update={"semantic_duplicate": threshold})
-        return [f.rowid for f in diversify(store, list(fused), 10, chosen, index)]
+        return [f.rowid for f in diversify(CandidateRows(store), list(fused), 10, chosen, index)]
 
     assert kept(0.95) == [a, c]  # b says what a says
     assert kept(0.97) == [a, b, c]

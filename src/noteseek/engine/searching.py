@@ -20,7 +20,7 @@ from noteseek.search import pipeline
 from noteseek.search.compress import compress
 from noteseek.search.concepts import ConceptVocabulary
 from noteseek.search.filters import build_filters
-from noteseek.search.pipeline import MODES, Mode, VectorLane
+from noteseek.search.request import MODES, Mode, SearchRequest, SearchResources, VectorLane
 
 
 class Searching:
@@ -99,35 +99,28 @@ class Searching:
                 raise ValueError(
                     f"unknown root {unknown[0]!r}; indexed roots: {', '.join(indexed)}"
                 )
-        analyzer = self.state.analyzer()
-        lane = self._vector_lane(chosen, warnings, hypothesis=hypothesis)
-        result = pipeline.run(
-            self.state.store,
-            analyzer,
+        request = SearchRequest(
             query,
-            filters,
             k,
             chosen,
-            self.settings.search,
-            lane,
+            filters,
             explain=explain,
             with_text=with_text or compressed,
             snippets=snippets,
-            reranker=self._reranker(warnings),
-            rerank_top=self.settings.rerank.top_n,
-            recency_tiers=self._recency_tiers(),
-            communities=self.state.file_communities()
-            if self.settings.search.community_boost != 1.0
-            else None,
+            min_score=min_score,
+            compressed=compressed,
+            similarity_threshold=similarity_threshold,
+            hypothesis=hypothesis,
             expand_chars=expand_chars,
-            concepts=self._concepts_for(chosen, lane, warnings),
-            graph=self.state.graph_view() if self.settings.search.graph_weight > 0 else None,
         )
+        result = pipeline.run(request, self._resources(request, warnings))
         hits = [h for h in result.hits if h.score >= min_score] if min_score else result.hits
         compression = None
-        if compressed:
+        if request.compressed:
             hits, info = compress(
-                result.hits, min_score=min_score, similarity_threshold=similarity_threshold
+                result.hits,
+                min_score=request.min_score,
+                similarity_threshold=request.similarity_threshold,
             )
             compression = info.to_dict()
         took = (time.perf_counter() - started) * 1000
@@ -142,6 +135,24 @@ class Searching:
             result.timings_ms,
             compression,
             result.expansion,
+        )
+
+    def _resources(self, request: SearchRequest, warnings: list[str]) -> SearchResources:
+        """What the pipeline needs from the opened index for ``request``: lanes and stages
+        whose setting is off get nothing, so they do not run."""
+        search = self.settings.search
+        lane = self._vector_lane(request.mode, warnings, hypothesis=request.hypothesis)
+        return SearchResources(
+            self.state.store,
+            self.state.analyzer(),
+            search,
+            lane,
+            reranker=self._reranker(warnings),
+            rerank_top=self.settings.rerank.top_n,
+            recency_tiers=self._recency_tiers(),
+            communities=self.state.file_communities() if search.community_boost != 1.0 else None,
+            concepts=self._concepts_for(request.mode, lane, warnings),
+            graph=self.state.graph_view() if search.graph_weight > 0 else None,
         )
 
     def search_with_hypothesis(

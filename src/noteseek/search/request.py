@@ -1,0 +1,78 @@
+"""One search, as the engine asks the query pipeline for it, and what the engine provides.
+
+The engine checks and fills in the arguments (defaults from settings, filters through
+:func:`noteseek.search.filters.build_filters`); the pipeline and its stages read them from here
+instead of from a long argument list.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal, Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from noteseek.analysis import Analyzer
+from noteseek.config import SearchSettings
+from noteseek.search.concepts import ConceptVocabulary
+from noteseek.search.graph_lane import GraphView
+from noteseek.store.base import SearchSource, VectorIndex
+from noteseek.types import Filters
+
+Mode = Literal["hybrid", "keyword", "semantic"]
+MODES: tuple[Mode, ...] = ("hybrid", "keyword", "semantic")
+QueryEmbedder = Callable[[str], npt.NDArray[np.float32]]
+
+
+@dataclass(frozen=True)
+class SearchRequest:
+    """The query text, how many results, the mode, the filters and the result options."""
+
+    text: str
+    k: int
+    mode: Mode
+    filters: Filters = field(default_factory=Filters)
+    explain: bool = False
+    with_text: bool = False
+    """Each hit carries its section's text (``compressed`` needs it too)."""
+    snippets: bool = True
+    min_score: float = 0.0
+    compressed: bool = False
+    similarity_threshold: float = 0.85
+    hypothesis: bool = False
+    """The text is a hypothetical answer, embedded as a document would be (HyDE)."""
+    expand_chars: int = 0
+
+
+class Reranker(Protocol):
+    def scores(self, query: str, passages: Sequence[str]) -> npt.NDArray[np.float32]: ...
+
+
+@dataclass
+class VectorLane:
+    """What the semantic lane needs; absent when vectors are off or not built yet."""
+
+    index: VectorIndex
+    embed_query: QueryEmbedder
+
+
+@dataclass
+class SearchResources:
+    """What the engine provides to a search: the opened index and the derived values in force.
+
+    An absent value (None, empty) turns its lane or stage off.
+    """
+
+    store: SearchSource
+    analyzer: Analyzer
+    settings: SearchSettings
+    vectors: VectorLane | None = None
+    reranker: Reranker | None = None
+    rerank_top: int = 20
+    recency_tiers: Sequence[tuple[float, float]] = ()
+    communities: Mapping[int, int] | None = None
+    """File id -> community, for the community boost."""
+    concepts: ConceptVocabulary | None = None
+    graph: GraphView | None = None

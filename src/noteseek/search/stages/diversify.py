@@ -1,0 +1,109 @@
+"""Diversity: no duplicate of a better-ranked result, a bounded number per document."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from noteseek.config import SearchSettings
+from noteseek.search.compress import shingles, similar
+from noteseek.search.fusion import Fused
+from noteseek.search.rows import CandidateRows
+from noteseek.search.stages.base import StageContext
+from noteseek.store.base import VectorIndex
+
+
+def _diversifying(settings: SearchSettings) -> bool:
+    return bool(
+        settings.dedupe
+        or settings.near_duplicate
+        or settings.semantic_duplicate
+        or settings.max_per_document
+    )
+
+
+def diversify(
+    rows: CandidateRows,
+    fused: list[Fused],
+    k: int,
+    settings: SearchSettings,
+    vectors: VectorIndex | None = None,
+) -> list[Fused]:
+    """The first ``k`` results without duplicates of a better-ranked result and with at most
+    ``max_per_document`` sections per document (0: no limit).
+
+    A duplicate is, by the switches on: the same section text (``dedupe``, content hash), word
+    3-grams overlapping by ``near_duplicate`` Jaccard or more, or embeddings at
+    ``semantic_duplicate`` cosine or more (results without a vector are never semantic
+    duplicates). Vectors are read in windows, so a long list costs only what is kept.
+    """
+    near, semantic, per_document = (
+        settings.near_duplicate,
+        settings.semantic_duplicate if vectors is not None else 0.0,
+        settings.max_per_document,
+    )
+    out: list[Fused] = []
+    seen_text: set[str] = set()
+    kept_grams: list[frozenset[int]] = []
+    kept_mat: npt.NDArray[np.float32] | None = None  # the kept results' vectors, row by row
+    kept_n = 0
+    per_doc: dict[int, int] = {}
+    step = max(k * 2, 50)
+    by_id = rows.get(f.rowid for f in fused)
+    for start in range(0, len(fused), step):
+        window = fused[start : start + step]
+        present = [f.rowid for f in window if f.rowid in by_id]
+        vecs = vectors.vectors_for(present) if semantic and vectors is not None else {}
+        for item in window:
+            row = by_id.get(item.rowid)
+            if row is None:
+                continue
+            if settings.dedupe and row.content_hash in seen_text:
+                continue
+            if per_document and per_doc.get(row.file_id, 0) >= per_document:
+                continue
+            grams = shingles(row.text) if near else frozenset()
+            if near and any(similar(grams, other, near) for other in kept_grams):
+                continue
+            vec = vecs.get(item.rowid)
+            if (
+                vec is not None
+                and kept_mat is not None
+                and kept_n
+                and float(np.max(kept_mat[:kept_n] @ vec)) >= semantic
+            ):
+                continue
+            seen_text.add(row.content_hash)
+            kept_grams.append(grams)
+            if vec is not None:
+                if kept_mat is None:
+                    kept_mat = np.empty((k, vec.shape[0]), dtype=np.float32)
+                kept_mat[kept_n] = vec
+                kept_n += 1
+            per_doc[row.file_id] = per_doc.get(row.file_id, 0) + 1
+            out.append(item)
+            if len(out) >= k:
+                return out
+    return out
+
+
+class Diversify:
+    name = "diversify"
+
+    def enabled(self, candidates: list[Fused], context: StageContext) -> bool:
+        return _diversifying(context.settings)
+
+    def apply(self, candidates: list[Fused], context: StageContext) -> list[Fused]:
+        vectors = context.resources.vectors
+        return diversify(
+            context.rows,
+            candidates,
+            context.request.k,
+            context.settings,
+            vectors.index if vectors else None,
+        )
+
+    def explain(self, item: Fused) -> dict[str, Any]:
+        return {}
