@@ -28,7 +28,6 @@ from noteseek.search.expand import expand
 from noteseek.search.fusion import Fused, rrf, score_aware_weights
 from noteseek.search.graph_lane import GraphHit, graph_lane
 from noteseek.search.query import parse_query, semantic_text
-from noteseek.search.request import MODES as MODES  # interfaces/cli/evaluate.py reads it here
 from noteseek.search.request import SearchRequest, SearchResources
 from noteseek.search.rows import CandidateRows
 from noteseek.search.snippet import make_snippet

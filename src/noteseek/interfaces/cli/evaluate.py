@@ -60,7 +60,7 @@ def eval_command(
 ) -> None:
     """Measure ranking quality: nDCG@10, Recall@10/100, MRR@10 and latency per mode."""
     from noteseek.eval.runner import compare_runs, run_eval
-    from noteseek.search.pipeline import MODES
+    from noteseek.search.request import MODES
 
     modes = mode or ["keyword", "semantic", "hybrid"]
     known = (*MODES, "hypothesis")
