@@ -44,7 +44,7 @@ from noteseek.sources.base import Source, SourceContext
 from noteseek.sources.registry import open_source
 from noteseek.store.ann import in_background
 from noteseek.store.base import DocumentSource, FileRow, Store, VectorIndex
-from noteseek.store.factory import INDEX_FILE, open_reader, open_store
+from noteseek.store.factory import INDEX_FILE, backend_for, open_reader, open_store
 
 COMMUNITY_THROTTLE = 60.0
 """Seconds between recomputations of the link-graph communities while the index changes."""
@@ -110,7 +110,7 @@ class IndexState:
     def store(self) -> Store:
         """The index's store, opened (or created) on first use."""
         if self._store is None:
-            store, notice = open_store(self.index_dir)
+            store, notice = open_store(self.index_dir, backend=backend_for(self.settings))
             if notice:
                 self.notices.append(notice)
             self._store = store
@@ -129,7 +129,7 @@ class IndexState:
     @contextlib.contextmanager
     def reader(self) -> Iterator[Store]:
         """A read-only connection of its own, for work on a background thread."""
-        store = open_reader(self.index_dir)
+        store = open_reader(self.index_dir, backend=backend_for(self.settings))
         try:
             yield store
         finally:

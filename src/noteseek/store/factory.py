@@ -9,12 +9,23 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from noteseek.config import Settings
 from noteseek.store.base import Store
 from noteseek.store.sqlite import SQLiteStore, open_sqlite
 
 INDEX_FILE = "index.db"
 DEFAULT_BACKEND = "sqlite"
 BACKENDS = ("sqlite",)
+
+
+def backend_for(settings: Settings) -> str:
+    """The backend the settings choose: the one place that decision is made.
+
+    Today every index is the embedded SQLite file; a scale-out backend is chosen here from its
+    settings section when it exists (the Milvus issue: an empty ``milvus.uri`` stays SQLite).
+    """
+    del settings  # nothing to choose between yet
+    return DEFAULT_BACKEND
 
 
 def open_store(
