@@ -108,7 +108,7 @@ def corpus() -> list[PreparedFile]:
     return [
         make_file(
             "notes",
-            "work/alpha.md",
+            "job/alpha.md",
             [("Goals", "apple banana cherry"), ("Risks", "banana durian")],
             title="Alpha plan",
             tags=["project/atlas", "urgent"],
@@ -118,7 +118,7 @@ def corpus() -> list[PreparedFile]:
         ),
         make_file(
             "notes",
-            "work/beta.md",
+            "job/beta.md",
             [("Summary", "apple apple apple elderberry")],
             title="Beta review",
             tags=["project"],
@@ -142,7 +142,7 @@ def corpus() -> list[PreparedFile]:
             title="Guide",
             modified=day("2024-05-05"),
             links=[
-                Link("work/alpha", "wikilink", 2, anchor="Goals", display="the plan"),
+                Link("job/alpha", "wikilink", 2, anchor="Goals", display="the plan"),
                 Link("missing", "markdown", 5),
             ],
         ),

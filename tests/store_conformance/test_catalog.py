@@ -46,13 +46,13 @@ def test_roots_are_added_once_and_moving_one_drops_its_files(store: Store) -> No
 
 def test_written_files_read_back(store: Store) -> None:
     ids = fill(store)
-    alpha = store.file_row(ids["notes/work/alpha.md"])
+    alpha = store.file_row(ids["notes/job/alpha.md"])
     assert alpha is not None
     assert (alpha.root, alpha.root_path, alpha.path, alpha.doc_id) == (
         "notes",
         "/data/notes",
-        "work/alpha.md",
-        "notes/work/alpha.md",
+        "job/alpha.md",
+        "notes/job/alpha.md",
     )
     assert alpha.title == "Alpha plan"
     assert alpha.aliases == ["first"]
@@ -64,24 +64,24 @@ def test_written_files_read_back(store: Store) -> None:
     assert [f.doc_id for f in store.iter_files()] == [
         "docs/guide.md",
         "notes/home/gamma.md",
-        "notes/work/alpha.md",
-        "notes/work/beta.md",
+        "notes/job/alpha.md",
+        "notes/job/beta.md",
     ]
     assert sorted(store.document_dates()) == sorted(p.record.modified for p in corpus())
 
 
 def test_find_files_by_path_doc_id_and_root(store: Store) -> None:
     fill(store)
-    twin = make_file("docs", "work/alpha.md", [("", "twin")])
+    twin = make_file("docs", "job/alpha.md", [("", "twin")])
     with store.transaction():
         store.write_file(twin, 2.0, None)
-    both = store.find_files("work/alpha.md")
+    both = store.find_files("job/alpha.md")
     assert [(f.root, f.path) for f in both] == [
-        ("docs", "work/alpha.md"),
-        ("notes", "work/alpha.md"),
+        ("docs", "job/alpha.md"),
+        ("notes", "job/alpha.md"),
     ]
-    assert [f.root for f in store.find_files("work/alpha.md", root="notes")] == ["notes"]
-    assert [f.doc_id for f in store.find_files("notes/work/beta.md")] == ["notes/work/beta.md"]
+    assert [f.root for f in store.find_files("job/alpha.md", root="notes")] == ["notes"]
+    assert [f.doc_id for f in store.find_files("notes/job/beta.md")] == ["notes/job/beta.md"]
     assert store.find_files("nothing.md") == []
     assert store.find_files("guide.md", root="notes") == []
 
@@ -89,13 +89,13 @@ def test_find_files_by_path_doc_id_and_root(store: Store) -> None:
 def test_file_states_and_stat_updates(store: Store) -> None:
     ids = fill(store)
     states = store.file_states("notes")
-    assert sorted(states) == ["home/gamma.md", "work/alpha.md", "work/beta.md"]
-    beta = states["work/beta.md"]
-    assert (beta.file_id, beta.mtime_ns, beta.size) == (ids["notes/work/beta.md"], 1, 100)
+    assert sorted(states) == ["home/gamma.md", "job/alpha.md", "job/beta.md"]
+    beta = states["job/beta.md"]
+    assert (beta.file_id, beta.mtime_ns, beta.size) == (ids["notes/job/beta.md"], 1, 100)
     assert beta.content_hash == corpus()[1].record.content_hash
     with store.transaction():
         store.update_file_stat(beta.file_id, 99, 123)
-    again = store.file_states("notes")["work/beta.md"]
+    again = store.file_states("notes")["job/beta.md"]
     assert (again.mtime_ns, again.size, again.content_hash) == (99, 123, beta.content_hash)
 
 
@@ -120,8 +120,8 @@ def test_a_rename_keeps_the_file_id_and_its_vectors(store: Store) -> None:
     over the old row (its id stays), and the old path's problems are cleared."""
     ids = fill(store)
     store_vectors(store)
-    fid = ids["notes/work/beta.md"]
-    store.set_problems("notes", "work/beta.md", [("warning", "odd frontmatter")])
+    fid = ids["notes/job/beta.md"]
+    store.set_problems("notes", "job/beta.md", [("warning", "odd frontmatter")])
     old = corpus()[1]
     moved = make_file(
         "notes",
@@ -134,11 +134,11 @@ def test_a_rename_keeps_the_file_id_and_its_vectors(store: Store) -> None:
     assert moved.record.content_hash == old.record.content_hash
     with store.transaction():
         assert store.write_file(moved, 2.0, fid) == fid
-        store.clear_problems("notes", ["work/beta.md"])
-    assert store.find_files("work/beta.md") == []
+        store.clear_problems("notes", ["job/beta.md"])
+    assert store.find_files("job/beta.md") == []
     (row,) = store.find_files("archive/beta.md")
     assert row.file_id == fid and row.doc_id == "notes/archive/beta.md"
-    assert "work/beta.md" not in store.file_states("notes")
+    assert "job/beta.md" not in store.file_states("notes")
     (hit,) = store.keyword_search(words("elderberry"), "any", Filters(), 10, WEIGHTS)
     assert store.chunk_rows([hit[0]])[0].path == "archive/beta.md"
     assert store.problems() == []
@@ -181,7 +181,7 @@ def test_a_rejected_file_leaves_the_rest_of_the_batch(store: Store) -> None:
     clash = make_file("notes", "clash.md", [("", "one"), ("", "two")])
     second = clash.chunks[1]
     # Its second chunk takes another file's chunk id, which must stay unique.
-    clash.chunks[1] = replace(second, chunk=replace(second.chunk, chunk_id="notes/work/alpha.md#0"))
+    clash.chunks[1] = replace(second, chunk=replace(second.chunk, chunk_id="notes/job/alpha.md#0"))
     fine = make_file("notes", "fine.md", [("", "fine words")])
     with store.transaction():
         with pytest.raises(WriteRejected):
@@ -189,7 +189,7 @@ def test_a_rejected_file_leaves_the_rest_of_the_batch(store: Store) -> None:
         store.write_file(fine, 2.0, None)
     assert store.find_files("clash.md") == []
     assert [f.path for f in store.find_files("fine.md")] == ["fine.md"]
-    assert store.chunk_by_id("notes/work/alpha.md#0") is not None
+    assert store.chunk_by_id("notes/job/alpha.md#0") is not None
 
 
 def test_problems_are_replaced_per_path_and_cleared(store: Store) -> None:

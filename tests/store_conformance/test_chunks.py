@@ -11,7 +11,7 @@ from tests.store_conformance.build import day, fill, make_file
 
 def test_chunk_rows_come_in_the_order_asked_and_skip_missing_rowids(store: Store) -> None:
     ids = fill(store)
-    alpha = store.file_chunk_rowids(ids["notes/work/alpha.md"])
+    alpha = store.file_chunk_rowids(ids["notes/job/alpha.md"])
     guide = store.file_chunk_rowids(ids["docs/guide.md"])
     asked = [guide[1], 10**9, alpha[0], guide[0]]
     rows = store.chunk_rows(asked)
@@ -19,18 +19,18 @@ def test_chunk_rows_come_in_the_order_asked_and_skip_missing_rowids(store: Store
     assert store.chunk_rows([]) == []
     first = rows[1]
     assert (first.chunk_id, first.ordinal, first.heading_path) == (
-        "notes/work/alpha.md#0",
+        "notes/job/alpha.md#0",
         0,
         ("Goals",),
     )
     assert (first.start_line, first.end_line, first.text) == (1, 2, "# Goals\napple banana cherry")
     assert (first.root, first.path, first.doc_id, first.title) == (
         "notes",
-        "work/alpha.md",
-        "notes/work/alpha.md",
+        "job/alpha.md",
+        "notes/job/alpha.md",
         "Alpha plan",
     )
-    assert first.file_id == ids["notes/work/alpha.md"]
+    assert first.file_id == ids["notes/job/alpha.md"]
     assert first.modified == day("2024-01-10")
     assert first.content_hash and first.embed_key
 
@@ -50,10 +50,10 @@ def test_chunks_by_id_and_by_file(store: Store) -> None:
 
 def test_chunk_files_and_dates(store: Store) -> None:
     ids = fill(store)
-    beta = store.file_chunk_rowids(ids["notes/work/beta.md"])
+    beta = store.file_chunk_rowids(ids["notes/job/beta.md"])
     guide = store.file_chunk_rowids(ids["docs/guide.md"])
     assert store.chunk_files([*beta, *guide, 10**9]) == {
-        beta[0]: ids["notes/work/beta.md"],
+        beta[0]: ids["notes/job/beta.md"],
         guide[0]: ids["docs/guide.md"],
         guide[1]: ids["docs/guide.md"],
     }
@@ -75,17 +75,17 @@ def test_every_text_comes_back_in_batches(store: Store) -> None:
 def test_link_rows_carry_the_heading_they_are_under(store: Store) -> None:
     fill(store)
     assert store.link_rows() == [
-        ("docs/guide.md", "work/alpha", "wikilink", 2, "Goals", ("Install",), "the plan"),
+        ("docs/guide.md", "job/alpha", "wikilink", 2, "Goals", ("Install",), "the plan"),
         ("docs/guide.md", "missing", "markdown", 5, None, ("Usage",), None),
     ]
 
 
 FILTERED: list[tuple[str, Filters, set[str]]] = [
     ("nothing", Filters(), {"alpha", "beta", "gamma", "guide"}),
-    ("paths", Filters(paths=["work/**"]), {"alpha", "beta"}),
+    ("paths", Filters(paths=["job/**"]), {"alpha", "beta"}),
     ("several paths", Filters(paths=["home/**", "guide.md"]), {"gamma", "guide"}),
-    ("excluded paths", Filters(exclude_paths=["work/**"]), {"gamma", "guide"}),
-    ("a plain excluded path", Filters(exclude_paths=["work/beta.md"]), {"alpha", "gamma", "guide"}),
+    ("excluded paths", Filters(exclude_paths=["job/**"]), {"gamma", "guide"}),
+    ("a plain excluded path", Filters(exclude_paths=["job/beta.md"]), {"alpha", "gamma", "guide"}),
     ("a tag and its children", Filters(tags=["project"]), {"alpha", "beta"}),
     ("a child tag", Filters(tags=["project/atlas"]), {"alpha"}),
     ("tags, case folded", Filters(tags=["#Project", "URGENT"]), {"alpha"}),

@@ -24,15 +24,15 @@ def test_any_word_matches_rank_best_first(store: Store) -> None:
     assert len(hits) == 4
     scores = [s for _, s in hits]
     assert scores == sorted(scores, reverse=True) and all(s > 0 for s in scores)
-    assert paths_of(store, [hits[0][0]]) == ["work/beta.md"]  # three times in a short section
+    assert paths_of(store, [hits[0][0]]) == ["job/beta.md"]  # three times in a short section
 
 
 def test_all_words_and_any_word(store: Store) -> None:
     fill(store)
-    assert search(store, words("apple", "banana"), "all") == ["notes/work/alpha.md#0"]
+    assert search(store, words("apple", "banana"), "all") == ["notes/job/alpha.md#0"]
     assert set(search(store, words("banana", "fig"), "any")) == {
-        "notes/work/alpha.md#0",
-        "notes/work/alpha.md#1",
+        "notes/job/alpha.md#0",
+        "notes/job/alpha.md#1",
         "notes/home/gamma.md#0",
     }
     assert search(store, words("apple", "zebra"), "all") == []
@@ -43,22 +43,22 @@ def test_phrases_prefixes_fields_and_exclusions(store: Store) -> None:
     fill(store)
     # "any": a quoted phrase must match, and at least one of the other words.
     phrase = KeywordQuery((Clause((("apple", "banana"),), required=True), Clause((("cherry",),))))
-    assert search(store, phrase, "any") == ["notes/work/alpha.md#0"]
+    assert search(store, phrase, "any") == ["notes/job/alpha.md#0"]
     backwards = KeywordQuery((Clause((("banana", "apple"),), required=True),))
     assert search(store, backwards, "any") == []
-    assert search(store, words("elder", prefix=True)) == ["notes/work/beta.md#0"]
+    assert search(store, words("elder", prefix=True)) == ["notes/job/beta.md#0"]
     assert search(store, words("elder")) == []
     assert set(search(store, words("alpha", fields=["title"]))) == {
-        "notes/work/alpha.md#0",
-        "notes/work/alpha.md#1",
+        "notes/job/alpha.md#0",
+        "notes/job/alpha.md#1",
     }
     assert search(store, words("apple", fields=["title", "tags"])) == []
     assert search(store, words("atlas", fields=["tags"])) != []
     assert set(search(store, words("apple", excluded=["cherry", "install"]))) == {
-        "notes/work/beta.md#0"
+        "notes/job/beta.md#0"
     }
     alternatives = KeywordQuery((Clause((("zebra",), ("durian",))),))
-    assert search(store, alternatives) == ["notes/work/alpha.md#1"]
+    assert search(store, alternatives) == ["notes/job/alpha.md#1"]
 
 
 def test_limit_cuts_after_ranking(store: Store) -> None:
@@ -98,8 +98,8 @@ def test_filters_apply_inside_the_match(
 def test_document_scores_rank_whole_documents(store: Store) -> None:
     ids = fill(store)
     docs = store.document_scores(words("banana", "durian"), Filters(), 10, WEIGHTS)
-    assert set(docs) == {ids["notes/work/alpha.md"]}
-    assert docs[ids["notes/work/alpha.md"]] > 0
+    assert set(docs) == {ids["notes/job/alpha.md"]}
+    assert docs[ids["notes/job/alpha.md"]] > 0
     both = store.document_scores(words("apple"), Filters(), 1, WEIGHTS)
     assert len(both) == 1
     assert store.document_scores(KeywordQuery(()), Filters(), 10, WEIGHTS) == {}
@@ -107,7 +107,7 @@ def test_document_scores_rank_whole_documents(store: Store) -> None:
 
 def test_field_scores_split_a_score_by_field(store: Store) -> None:
     ids = fill(store)
-    beta = store.file_chunk_rowids(ids["notes/work/beta.md"])[0]
+    beta = store.file_chunk_rowids(ids["notes/job/beta.md"])[0]
     gamma = store.file_chunk_rowids(ids["notes/home/gamma.md"])[0]
     scores = store.field_scores(words("apple"), "any", [beta, gamma, 10**9], WEIGHTS)
     assert set(scores) == {beta, gamma}
@@ -133,8 +133,8 @@ def test_matching_rowids_picks_the_given_chunks_that_match(store: Store) -> None
     ids = fill(store)
     rowids = [r for fid in ids.values() for r in store.file_chunk_rowids(fid)]
     cherry = store.matching_rowids(words("cherry"), rowids)
-    assert sorted(paths_of(store, sorted(cherry))) == ["home/gamma.md", "work/alpha.md"]
-    alpha_first = store.file_chunk_rowids(ids["notes/work/alpha.md"])[0]
+    assert sorted(paths_of(store, sorted(cherry))) == ["home/gamma.md", "job/alpha.md"]
+    alpha_first = store.file_chunk_rowids(ids["notes/job/alpha.md"])[0]
     assert store.matching_rowids(words("cherry", "fig"), [alpha_first]) == {alpha_first}
     assert store.matching_rowids(words("cherry"), []) == set()
     assert store.matching_rowids(KeywordQuery(()), rowids) == set()

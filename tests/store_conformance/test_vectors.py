@@ -155,9 +155,9 @@ def test_the_index_follows_adds_and_deletes(store: Store) -> None:
     index = store.vector_index(MODEL, DIM)
     index.sync()
     assert index.size == 6
-    gone = set(store.file_chunk_rowids(ids["notes/work/alpha.md"]))
+    gone = set(store.file_chunk_rowids(ids["notes/job/alpha.md"]))
     with store.transaction():
-        store.delete_file(ids["notes/work/alpha.md"])
+        store.delete_file(ids["notes/job/alpha.md"])
     (new_id,) = fill(store, [make_file("notes", "new.md", [("", "brand new words")])]).values()
     index.sync()
     assert index.size == 4  # two gone; the new section has no vector yet
