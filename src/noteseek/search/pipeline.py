@@ -126,6 +126,7 @@ def run(request: SearchRequest, resources: SearchResources) -> PipelineResult:
         timings["graph_ms"] = _ms(started)
     rows = CandidateRows(store)
     context = StageContext(request, resources, rows, lanes, weights)
+    rows.full = any(s.full_rows and s.enabled(fused, context) for s in POST_FUSION)
     for stage in POST_FUSION:
         if stage.enabled(fused, context):
             started = time.perf_counter()

@@ -38,6 +38,9 @@ class StageContext:
 class Stage(Protocol):
     name: str
     """Keys the stage's timing (``<name>_ms``) and names it in ``--explain``."""
+    full_rows: bool
+    """It reads whole chunk rows (text included) of every candidate: then every stage shares
+    that one lookup instead of reading file ids or dates on their own."""
 
     def enabled(self, candidates: list[Fused], context: StageContext) -> bool:
         """Whether the stage runs: its setting is on and what it needs is there."""

@@ -25,7 +25,7 @@ def boost_community(
 ) -> list[Fused]:
     """Multiply the fused value of results in the top result's community (itself included)
     by ``boost``: order within the community stays, results outside it fall behind."""
-    files = {rowid: row.file_id for rowid, row in rows.get(f.rowid for f in fused).items()}
+    files = rows.file_ids(f.rowid for f in fused)
     top = communities.get(files.get(fused[0].rowid, -1))
     if top is None:
         return fused
@@ -43,7 +43,7 @@ def boost_recent(
     best: float,
 ) -> list[Fused]:
     """Multiply each result's fused value by its document's recency factor, then re-sort."""
-    dates = {rowid: float(row.modified) for rowid, row in rows.get(f.rowid for f in fused).items()}
+    dates = rows.dates(f.rowid for f in fused)
     now = time.time()
     for item in fused:
         when = dates.get(item.rowid)
@@ -56,6 +56,7 @@ def boost_recent(
 
 class CommunityBoost:
     name = "community"
+    full_rows = False
 
     def enabled(self, candidates: list[Fused], context: StageContext) -> bool:
         return bool(
@@ -75,6 +76,7 @@ class CommunityBoost:
 
 class RecencyBoost:
     name = "recency"
+    full_rows = False
 
     def enabled(self, candidates: list[Fused], context: StageContext) -> bool:
         return bool(context.resources.recency_tiers and candidates)

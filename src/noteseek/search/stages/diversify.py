@@ -91,6 +91,7 @@ def diversify(
 
 class Diversify:
     name = "diversify"
+    full_rows = True
 
     def enabled(self, candidates: list[Fused], context: StageContext) -> bool:
         return _diversifying(context.settings)

@@ -56,6 +56,7 @@ def mmr(fused: list[Fused], index: VectorIndex, lam: float, depth: int) -> list[
 
 class Mmr:
     name = "mmr"
+    full_rows = False
 
     def enabled(self, candidates: list[Fused], context: StageContext) -> bool:
         return (

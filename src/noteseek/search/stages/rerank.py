@@ -45,6 +45,7 @@ def rerank(
 
 class Rerank:
     name = "rerank"
+    full_rows = True
 
     def enabled(self, candidates: list[Fused], context: StageContext) -> bool:
         return context.resources.reranker is not None and bool(candidates)
