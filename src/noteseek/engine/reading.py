@@ -70,6 +70,14 @@ class Reading:
         is refused, and so is a file whose real path leads out of its root (a symbolic link).
         Raises NotFound or Ambiguous (LookupError) and ValueError with a precise message.
         """
+        file = self._document(ref)
+        text = self._read_text(file)
+        if text is None:
+            raise NotFound(f"cannot read {file.doc_id}: the file is gone or unreadable")
+        return file, text
+
+    def _document(self, ref: str) -> FileRow:
+        """The indexed document ``ref`` names, with read_document's refusals, without reading."""
         norm = ref.replace("\\", "/")
         if ".." in norm.split("/"):
             raise ValueError(f"{ref!r}: '..' is not allowed; give a path inside a root")
@@ -82,14 +90,12 @@ class Reading:
             file = self.resolve_file(norm)
         if not self._source(file).inside(file.path):
             raise NotFound(f"{ref!r} leads outside its root (symbolic link); not readable")
-        text = self._read_text(file)
-        if text is None:
-            raise NotFound(f"cannot read {file.doc_id}: the file is gone or unreadable")
-        return file, text
+        return file
 
     def links(self, ref: str) -> dict[str, Any]:
-        """A document's outgoing links (resolved or not) and its backlinks, by path or doc id."""
-        file = self.resolve_file(ref)
+        """A document's outgoing links (resolved or not) and its backlinks, by path or doc id;
+        never for a path that leads out of its root (as :meth:`read_document`)."""
+        file = self._document(ref)
         graph = self.state.link_graph()
 
         def describe(edge: Edge, other: str) -> dict[str, Any]:

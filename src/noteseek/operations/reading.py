@@ -52,12 +52,10 @@ def get_document(ctx: Context, p: GetDocument) -> dict[str, Any]:
 
 
 def get_links(ctx: Context, p: GetLinks) -> dict[str, Any]:
-    # Resolved as a document to read is: never a path that leads out of its root.
-    file, _text = ctx.engine.read_document(p.path)
-    return ctx.engine.links(file.doc_id)
+    return ctx.engine.links(p.path)
 
 
 def get_neighbourhood(ctx: Context, p: GetNeighbourhood) -> dict[str, Any]:
-    # Resolved as a document to read is: never a path that leads out of its root.
-    file, _text = ctx.engine.read_document(p.path)
-    return neighbourhood(ctx.engine.link_graph(), file.doc_id, p.depth)
+    # Resolved as links resolve it: never a path that leads out of its root.
+    doc_id = ctx.engine.links(p.path)["doc_id"]
+    return neighbourhood(ctx.engine.link_graph(), doc_id, p.depth)
