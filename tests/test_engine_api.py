@@ -30,6 +30,8 @@ METHODS = {
     "section": "(ref, line)",
     "rebuild": "(progress=None, *, keyword_only=False, embed_progress=None)",
     "roots": "()",
+    "kinds": "()",
+    "source": "(name, stored=None)",
     "search": (
         "(query, *, top_k=None, paths=(), tags=(), roots=(), after=None, before=None, "
         "where=(), mode=None, explain=False, with_text=False, snippets=True, "

@@ -308,7 +308,9 @@ def test_status(client: httpx.Client) -> None:
     assert status["status"] == "ready"
     assert status["documents"] == 36
     assert status["chunks"] > status["documents"]
-    assert status["roots"][0]["name"] == "notes"
+    roots = {r["name"]: r for r in status["roots"]}
+    assert roots["notes"]["kind"] == "files" and roots["memory"]["kind"] == "memory"
+    assert roots["memory"]["files"] == 0  # the memory folder is created by the first write
     assert status["failed_files"] == len(status["failures"]) >= 1
     reasons = {f["path"]: f["reason"] for f in status["failures"]}
     assert "no body text" in reasons["notes/kafka.md"]

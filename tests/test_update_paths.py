@@ -324,7 +324,10 @@ def test_a_batch_leaves_the_index_a_full_run_would(tmp_path: Path, notes: Path) 
 
 
 def test_unknown_root_names_the_known_ones(tmp_path: Path, notes: Path) -> None:
-    with indexed(tmp_path, notes) as engine, pytest.raises(ConfigError, match=r"'nope'.*\(n\)"):
+    with (
+        indexed(tmp_path, notes) as engine,
+        pytest.raises(ConfigError, match=r"'nope'.*\(memory, n\)"),
+    ):
         engine.update_paths("nope", ["a.md"])
 
 

@@ -238,13 +238,18 @@ class Filters:
     """Frontmatter conditions ``(key, op, value)`` with op ``=`` or ``!=``."""
     exclude_paths: list[str] = field(default_factory=list)
     """Glob patterns (or plain root-relative paths) of files to leave out."""
+    kinds: list[str] = field(default_factory=list)
+    """Only roots of these source kinds (``files``, ``memory``, ...); keeps memories apart."""
+    doc_ids: list[str] | None = None
+    """Only these documents (None = any; an empty list lets nothing through)."""
 
     def is_empty(self) -> bool:
-        return not (
+        return self.doc_ids is None and not (
             self.paths
             or self.exclude_paths
             or self.tags
             or self.roots
+            or self.kinds
             or self.where
             or self.after is not None
             or self.before is not None

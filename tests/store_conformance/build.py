@@ -29,6 +29,8 @@ DIM = 8
 WEIGHTS = (10.0, 8.0, 4.0, 6.0, 1.0, 1.0)
 """title, aliases, headings, tags, body, code."""
 ROOTS = {"notes": "/data/notes", "docs": "/data/docs"}
+ROOT_KINDS = {"notes": "files", "docs": "memory"}
+"""The kind of source each root is recorded as (one of each, for the ``kinds`` filter)."""
 
 
 def day(text: str) -> float:
@@ -154,7 +156,7 @@ def fill(store: Store, files: Sequence[PreparedFile] | None = None) -> dict[str,
     ids: dict[str, int] = {}
     with store.transaction():
         for name, path in ROOTS.items():
-            store.ensure_root(name, path)
+            store.ensure_root(name, path, ROOT_KINDS[name])
         for prepared in corpus() if files is None else files:
             ids[prepared.record.doc_id] = store.write_file(prepared, 1.0, None)
     return ids

@@ -44,6 +44,16 @@ def test_roots_are_added_once_and_moving_one_drops_its_files(store: Store) -> No
     assert store.file_states("notes") == {}
 
 
+def test_a_root_records_its_kind_and_changing_it_drops_its_files(store: Store) -> None:
+    fill(store)
+    assert store.root_kinds() == {"docs": "memory", "notes": "files"}
+    store.ensure_root("docs", ROOTS["docs"], "files")
+    assert store.root_kinds() == {"docs": "files", "notes": "files"}
+    assert store.roots()["docs"] == ROOTS["docs"]
+    assert not [f for f in store.iter_files() if f.root == "docs"]
+    assert [f for f in store.iter_files() if f.root == "notes"]
+
+
 def test_written_files_read_back(store: Store) -> None:
     ids = fill(store)
     alpha = store.file_row(ids["notes/job/alpha.md"])

@@ -5,6 +5,7 @@
 * :mod:`~noteseek.config.search`: ranking (``[search]`` and ``[search.weights]``)
 * :mod:`~noteseek.config.models`: embedding, vectors, rerank
 * :mod:`~noteseek.config.serving`: watch, serve
+* :mod:`~noteseek.config.memory`: memory, flush
 * :mod:`~noteseek.config.settings`: the whole tree (:class:`Settings`)
 * :mod:`~noteseek.config.loading`: the layers and :func:`load_settings`
 * :mod:`~noteseek.config.template`: the ``noteseek init`` template, generated from the fields
@@ -25,8 +26,10 @@ from noteseek.config.loading import (
     default_index_dir,
     find_project_file,
     load_settings,
+    memory_folder,
     user_config_file,
 )
+from noteseek.config.memory import FlushSettings, MemorySettings
 from noteseek.config.models import EmbeddingSettings, RerankSettings, VectorSettings
 from noteseek.config.search import ColumnWeights, SearchSettings
 from noteseek.config.serving import ServeSettings, WatchSettings
@@ -43,9 +46,11 @@ __all__ = [
     "ColumnWeights",
     "ConfigError",
     "EmbeddingSettings",
+    "FlushSettings",
     "IndexSettings",
     "Layer",
     "LoadedConfig",
+    "MemorySettings",
     "RerankSettings",
     "RootConfig",
     "SearchSettings",
@@ -59,5 +64,6 @@ __all__ = [
     "find_project_file",
     "init_template",
     "load_settings",
+    "memory_folder",
     "user_config_file",
 ]

@@ -23,7 +23,8 @@ class RootConfig(Section):
     kind: str = Field(
         default="files",
         description="Where the root's documents come from: files = the Markdown and text "
-        "files under path.",
+        "files under path; memory = an agent memory folder (MEMORY.md, memory/YYYY-MM-DD.md "
+        "daily logs, one file per memory), searched apart from documents.",
     )
     include: list[str] = Field(
         default_factory=lambda: ["*.md", "*.markdown", "*.txt"],

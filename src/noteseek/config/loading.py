@@ -60,6 +60,10 @@ class LoadedConfig:
         return rows
 
 
+MEMORY_FOLDER = ".memories"
+"""The project-scope memory folder, beside the project file."""
+
+
 def user_config_file() -> Path:
     return Path(platformdirs.user_config_dir(APP_NAME)) / "config.toml"
 
@@ -133,6 +137,20 @@ def load_settings(
     return LoadedConfig(settings, origins, user_path, project_path, index_dir, reason, files_read)
 
 
+def memory_folder(config: LoadedConfig) -> Path:
+    """The memory folder of ``[memory]``: its ``path``, else by ``scope`` (see the setting)."""
+    memory = config.settings.memory
+    if memory.path:
+        return Path(memory.path).expanduser()
+    if memory.scope == "user":
+        return data_dir() / "memory"
+    if config.project_file is not None:
+        return config.project_file.parent / MEMORY_FOLDER
+    # No project: one folder per index, outside the index folder (an index is a cache that
+    # may be deleted; memories are not).
+    return data_dir() / "memories" / config.index_dir.name
+
+
 def default_index_dir(roots: Mapping[str, RootConfig]) -> Path:
     """The user-data index folder for a set of roots (no project file)."""
     key = "\n".join(f"{n}={Path(r.path).expanduser()}" for n, r in sorted(roots.items()))
@@ -183,9 +201,10 @@ def _resolve_paths(data: dict[str, Any], base: Path) -> None:
         for root in roots.values():
             if isinstance(root, dict) and isinstance(root.get("path"), str):
                 root["path"] = str(_resolve(root["path"], base))
-    index = data.get("index")
-    if isinstance(index, dict) and isinstance(index.get("dir"), str):
-        index["dir"] = str(_resolve(index["dir"], base))
+    for section, key in (("index", "dir"), ("memory", "path"), ("flush", "prompt_file")):
+        table = data.get(section)
+        if isinstance(table, dict) and isinstance(table.get(key), str) and table[key]:
+            table[key] = str(_resolve(table[key], base))
 
 
 def _resolve(value: str, base: Path) -> Path:

@@ -13,6 +13,7 @@ from noteseek.config.indexing import (
     IndexSettings,
     RootConfig,
 )
+from noteseek.config.memory import FlushSettings, MemorySettings
 from noteseek.config.models import EmbeddingSettings, RerankSettings, VectorSettings
 from noteseek.config.search import SearchSettings
 from noteseek.config.serving import ServeSettings, WatchSettings
@@ -65,6 +66,14 @@ class Settings(BaseSettings):
     )
     rerank: RerankSettings = Field(
         default_factory=RerankSettings, description="Optional cross-encoder re-ranking."
+    )
+    memory: MemorySettings = Field(
+        default_factory=MemorySettings,
+        description="Agent memory: the folder agents write through noteseek, and its search.",
+    )
+    flush: FlushSettings = Field(
+        default_factory=FlushSettings,
+        description="noteseek memory flush: compress memories into a summary in today's log.",
     )
     serve: ServeSettings = Field(
         default_factory=ServeSettings,

@@ -91,6 +91,8 @@ class Engine:
 
     close = _Delegate("_state", IndexState.close)
     roots = _Delegate("_state", IndexState.roots)
+    kinds = _Delegate("_state", IndexState.kinds)
+    source = _Delegate("_state", IndexState.source)
     embedder = _Delegate("_state", IndexState.embedder)
     embedding_progress = _Delegate("_state", IndexState.embedding_progress)
     vector_index = _Delegate("_state", IndexState.vector_index)

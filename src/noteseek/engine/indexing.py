@@ -151,4 +151,4 @@ class Indexing:
         return selected
 
     def _indexer(self) -> Indexer:
-        return Indexer(self.state.store, self.settings, self.state.index_dir)
+        return Indexer(self.state.store, self.settings, self.state.source_context())

@@ -40,7 +40,6 @@ from typing import Any, Literal
 from noteseek.config import LoadedConfig
 from noteseek.embed.base import EmbeddingError
 from noteseek.engine import Engine
-from noteseek.engine.state import source_of
 from noteseek.indexing.indexer import IndexReport
 from noteseek.indexing.lock import WriterLock, read_writer_info
 from noteseek.indexing.watcher import Batch, Watcher
@@ -313,8 +312,8 @@ class IndexService:
 
     def _start_watcher(self, engine: Engine) -> None:
         roots: dict[str, Path] = {}
-        for name, root in engine.roots().items():
-            folder = source_of(engine.config, name, root).watch_folder()
+        for name in engine.roots():
+            folder = engine.source(name).watch_folder()
             if folder is not None:
                 roots[name] = folder
         self.watcher = Watcher(

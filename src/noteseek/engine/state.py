@@ -26,12 +26,13 @@ shared one would hold the searches' SQL meanwhile) at a lower CPU priority than 
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Hashable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from noteseek.analysis import Analyzer, get_analyzer
-from noteseek.config import ConfigError, LoadedConfig, RootConfig
+from noteseek.config import ConfigError, LoadedConfig, RootConfig, memory_folder
 from noteseek.embed.base import Embedder
 from noteseek.embed.factory import configured_model_id, create_embedder
 from noteseek.engine.derived import Derived
@@ -41,6 +42,7 @@ from noteseek.search import recency
 from noteseek.search.concepts import ConceptVocabulary
 from noteseek.search.graph_lane import GraphView
 from noteseek.sources.base import Source, SourceContext
+from noteseek.sources.memory import MEMORY_KIND
 from noteseek.sources.registry import open_source
 from noteseek.store.ann import in_background
 from noteseek.store.base import DocumentSource, FileRow, Store, VectorIndex
@@ -163,14 +165,25 @@ class IndexState:
     # -- roots -----------------------------------------------------------------------------
 
     def roots(self) -> dict[str, RootConfig]:
-        """Configured roots plus roots an earlier run added from the command line."""
+        """Configured roots, the memory folder (``[memory]``), and roots an earlier run added
+        from the command line."""
         roots = dict(self.settings.roots)
+        memory = self.settings.memory
+        if memory.enabled and memory.root not in roots:
+            roots[memory.root] = RootConfig(
+                path=str(memory_folder(self.config)), kind=MEMORY_KIND, include=["*.md"]
+            )
         if self.index_exists:
             known = {str(Path(r.path).expanduser().resolve()) for r in roots.values()}
+            kinds = self.store.root_kinds()
             for name, path in self.store.roots().items():
                 if name not in roots and path not in known:
-                    roots[name] = RootConfig(path=path)
+                    roots[name] = RootConfig(path=path, kind=kinds.get(name, "files"))
         return roots
+
+    def kinds(self) -> dict[str, str]:
+        """Root name -> its source kind, for every root of :meth:`roots`."""
+        return {name: root.kind for name, root in self.roots().items()}
 
     def source(self, name: str, stored: str | None = None) -> Source:
         """The source of root ``name``; ``stored`` is where the store says the root is, for a
@@ -180,7 +193,17 @@ class IndexState:
             if stored is None:
                 raise ConfigError(f"{name!r} is not a root of this index")
             root = RootConfig(path=stored)
-        return source_of(self.config, name, root)
+        return open_source(name, root, self.source_context())
+
+    def source_context(self) -> SourceContext:
+        """What every source of this index is built with: the memory folders are kept out of
+        other roots' walks."""
+        owned = frozenset(
+            os.path.realpath(Path(r.path).expanduser())
+            for r in self.roots().values()
+            if r.kind == MEMORY_KIND
+        )
+        return SourceContext(self.settings.index, self.index_dir, owned)
 
     # -- the derived values ----------------------------------------------------------------
 
@@ -285,11 +308,6 @@ class IndexState:
     def _build_concepts_apart(self) -> ConceptVocabulary:
         yield_cpu()  # searches come first
         return self._build_concepts()
-
-
-def source_of(config: LoadedConfig, name: str, root: RootConfig) -> Source:
-    """The source of one root of the index ``config`` opens (ConfigError for an unknown kind)."""
-    return open_source(name, root, SourceContext(config.settings.index, config.index_dir))
 
 
 def build_link_graph(store: DocumentSource) -> LinkGraph:

@@ -24,7 +24,7 @@ def status(state: IndexState) -> dict[str, Any]:
     if not state.index_exists:
         out.update(
             roots=[
-                {"name": n, "path": r.path, "files": 0, "chunks": 0}
+                {"name": n, "kind": r.kind, "path": r.path, "files": 0, "chunks": 0}
                 for n, r in sorted(state.roots().items())
             ],
             files=0,
@@ -37,7 +37,9 @@ def status(state: IndexState) -> dict[str, Any]:
         return out
     stats = state.store.stats()
     configured = state.settings.roots
+    kinds = state.store.root_kinds()
     for root in stats["roots"]:
+        root["kind"] = kinds.get(root["name"], "files")
         root["configured"] = root["name"] in configured
     out.update(stats)
     out["problems"] = [

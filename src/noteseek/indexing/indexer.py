@@ -18,7 +18,6 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from noteseek.analysis import get_analyzer
@@ -107,13 +106,14 @@ def _pool_context() -> multiprocessing.context.BaseContext:
 
 
 class Indexer:
-    def __init__(self, store: Store, settings: Settings, index_dir: Path) -> None:
+    def __init__(self, store: Store, settings: Settings, context: SourceContext) -> None:
         self.store = store
         self._renamed_ids: set[int] = set()
         self._sources: dict[str, Source] = {}
         """The source of every root this indexer scanned, to read its documents."""
         self.settings = settings
-        self.index_dir = index_dir
+        self.context = context
+        self.index_dir = context.index_dir
         ix = settings.index
         self.prepare_settings = PrepareSettings(
             language=settings.analysis.language,
@@ -151,7 +151,7 @@ class Indexer:
             # A root moved to a folder that cannot be read (a typo, an unmounted disk) keeps
             # what was indexed from where it was; the problem is reported below.
             if not moved_to_nothing:
-                self.store.ensure_root(name, resolved)
+                self.store.ensure_root(name, resolved, source.kind)
             states = self.store.file_states(name)
             seen = self._plan(name, scan.files, states, force, jobs, report)
             states_by_root[name] = states
@@ -285,7 +285,7 @@ class Indexer:
             self.store.record_run(started, time.time(), report.to_dict())
 
     def _source(self, name: str, root: RootConfig) -> Source:
-        source = open_source(name, root, SourceContext(self.settings.index, self.index_dir))
+        source = open_source(name, root, self.context)
         self._sources[name] = source
         return source
 

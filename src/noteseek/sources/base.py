@@ -78,6 +78,9 @@ class SourceContext:
     index: IndexSettings
     index_dir: Path
     """The index folder, which a source over a folder must never enter."""
+    skip_dirs: frozenset[str] = frozenset()
+    """Real paths of folders other roots' sources own (memory folders): a walk of another
+    root that contains one never enters it, so nothing is indexed twice."""
 
 
 class Source(Protocol):

@@ -65,7 +65,8 @@ class FilesSource:
             include_hidden=ix.include_hidden,
             gitignore=ix.gitignore,
             follow_symlinks=ix.follow_symlinks,
-            skip_dirs=frozenset({os.path.realpath(context.index_dir)}),
+            skip_dirs=frozenset({os.path.realpath(context.index_dir)})
+            | (context.skip_dirs - {os.path.realpath(self.folder)}),
         )
 
     def scan(self) -> ScanResult:

@@ -1,7 +1,7 @@
 """Which source implementation serves a root's ``kind``.
 
-A kind is registered once with a factory (``files`` is built in); a root of an unknown kind is
-a configuration error naming the kinds there are. Registering is all another kind needs: the
+A kind is registered once with a factory (``files`` and ``memory`` are built in); a root of
+an unknown kind is a configuration error naming the kinds there are. Registering is all another kind needs: the
 indexer and the engine only ever see the :class:`~noteseek.sources.base.Source` protocol.
 """
 
@@ -12,11 +12,13 @@ from collections.abc import Callable
 from noteseek.config import ConfigError, RootConfig
 from noteseek.sources.base import Source, SourceContext
 from noteseek.sources.files import FilesSource
+from noteseek.sources.memory import MEMORY_KIND, MemorySource
 
 SourceFactory = Callable[[str, RootConfig, SourceContext], Source]
 """factory(root name, root settings, context) -> the root's source."""
 
-_FACTORIES: dict[str, SourceFactory] = {"files": FilesSource}
+_BUILTIN: dict[str, SourceFactory] = {"files": FilesSource, MEMORY_KIND: MemorySource}
+_FACTORIES: dict[str, SourceFactory] = dict(_BUILTIN)
 
 
 def register_source(kind: str, factory: SourceFactory) -> None:
@@ -27,8 +29,8 @@ def register_source(kind: str, factory: SourceFactory) -> None:
 
 
 def unregister_source(kind: str) -> None:
-    """Forget ``kind`` (tests register their own kinds); ``files`` stays."""
-    if kind != "files":
+    """Forget ``kind`` (tests register their own kinds); the built-in kinds stay."""
+    if kind not in _BUILTIN:
         _FACTORIES.pop(kind, None)
 
 

@@ -134,8 +134,13 @@ class Catalog(Meta, Protocol):
         """Root name -> the folder it was indexed from."""
         ...
 
-    def ensure_root(self, name: str, path: str) -> int:
-        """Add a root, or move it (its files are dropped: they were indexed elsewhere)."""
+    def root_kinds(self) -> dict[str, str]:
+        """Root name -> the kind of source it was indexed from (``files``, ``memory``, ...)."""
+        ...
+
+    def ensure_root(self, name: str, path: str, kind: str = "files") -> int:
+        """Add a root, or move it or change its kind (its files are dropped: they were
+        indexed from elsewhere)."""
         ...
 
     # files

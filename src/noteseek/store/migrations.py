@@ -118,6 +118,11 @@ MIGRATIONS: list[str] = [
         DELETE FROM docs_fts WHERE rowid = old.id;
     END;
     """,
+    # 4: the kind of source each root is (files, memory, ...), so searches can keep memories
+    # apart from documents inside retrieval
+    """
+    ALTER TABLE roots ADD COLUMN kind TEXT NOT NULL DEFAULT 'files';
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

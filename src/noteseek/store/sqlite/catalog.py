@@ -56,22 +56,30 @@ class SQLiteCatalog(SQLiteCore):
 
     # -- roots ---------------------------------------------------------------------------------
 
-    def ensure_root(self, name: str, path: str) -> int:
+    def ensure_root(self, name: str, path: str, kind: str = "files") -> int:
         with self.transaction():
             row = self._conn.execute(
-                "SELECT id, path FROM roots WHERE name = ?", (name,)
+                "SELECT id, path, kind FROM roots WHERE name = ?", (name,)
             ).fetchone()
             if row:
-                if row[1] != path:
-                    # The root now points elsewhere: what was indexed under it is stale.
+                if row[1] != path or row[2] != kind:
+                    # The root now points elsewhere (or its documents come from another kind
+                    # of source): what was indexed under it is stale.
                     self._conn.execute("DELETE FROM files WHERE root_id = ?", (row[0],))
-                    self._conn.execute("UPDATE roots SET path = ? WHERE id = ?", (path, row[0]))
+                    self._conn.execute(
+                        "UPDATE roots SET path = ?, kind = ? WHERE id = ?", (path, kind, row[0])
+                    )
                 return int(row[0])
-            cur = self._conn.execute("INSERT INTO roots(name, path) VALUES (?, ?)", (name, path))
+            cur = self._conn.execute(
+                "INSERT INTO roots(name, path, kind) VALUES (?, ?, ?)", (name, path, kind)
+            )
             return int(cur.lastrowid or 0)
 
     def roots(self) -> dict[str, str]:
         return {name: path for name, path in self._q("SELECT name, path FROM roots ORDER BY name")}
+
+    def root_kinds(self) -> dict[str, str]:
+        return {name: kind for name, kind in self._q("SELECT name, kind FROM roots ORDER BY name")}
 
     def _root_id(self, name: str) -> int:
         row = self._conn.execute("SELECT id FROM roots WHERE name = ?", (name,)).fetchone()

@@ -93,6 +93,16 @@ def filter_sql(filters: Filters) -> tuple[str, list[Any]]:
             f"({','.join('?' * len(filters.roots))}))"
         )
         params.extend(filters.roots)
+    if filters.kinds:
+        conds.append(
+            "f.root_id IN (SELECT id FROM roots WHERE kind IN "
+            f"({','.join('?' * len(filters.kinds))}))"
+        )
+        params.extend(filters.kinds)
+    if filters.doc_ids is not None:
+        # json_each keeps one parameter however many documents there are.
+        conds.append("f.doc_id IN (SELECT value FROM json_each(?))")
+        params.append(json.dumps(filters.doc_ids))
     for tag in filters.tags:
         folded = tag.lstrip("#").casefold()
         conds.append(

@@ -14,7 +14,7 @@ from noteseek.sources import base
 from noteseek.sources.registry import known_kinds, register_source, unregister_source
 from tests.helpers import engine_for, paths
 
-KIND = "memorytest"
+KIND = "inmemorytest"
 
 
 class MemoryDocs:
@@ -105,7 +105,7 @@ def engine(tmp_path: Path, docs: MemoryDocs) -> Iterator[Engine]:
     (tmp_path / ".noteseek.toml").write_text(
         f'[roots.mem]\npath = "memory"\nkind = "{KIND}"\n', encoding="utf-8"
     )
-    with engine_for(tmp_path) as opened:
+    with engine_for(tmp_path, **{"memory.enabled": False}) as opened:
         yield opened
 
 
