@@ -1,8 +1,9 @@
 """Which source implementation serves a root's ``kind``.
 
 A kind is registered once with a factory (``files`` and ``memory`` are built in); a root of
-an unknown kind is a configuration error naming the kinds there are. Registering is all another kind needs: the
-indexer and the engine only ever see the :class:`~noteseek.sources.base.Source` protocol.
+an unknown kind is a configuration error naming the kinds there are. Registering is all
+another kind needs: the indexer and the engine only ever see the
+:class:`~noteseek.sources.base.Source` protocol.
 """
 
 from __future__ import annotations
