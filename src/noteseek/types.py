@@ -26,6 +26,9 @@ class Link:
     display: str | None = None
     """The shown text (``shown`` in ``[[Note|shown]]`` or ``[shown](note.md)``); for a
     ``property`` link, the frontmatter key it was written under."""
+    context: str = ""
+    """About a hundred characters of the line around the link, as written (filled in at
+    indexing), so a backlink can say what was said about its target."""
 
 
 @dataclass(slots=True)

@@ -145,7 +145,7 @@ def corpus() -> list[PreparedFile]:
             modified=day("2024-05-05"),
             links=[
                 Link("job/alpha", "wikilink", 2, anchor="Goals", display="the plan"),
-                Link("missing", "markdown", 5),
+                Link("missing", "markdown", 5, context="see [x](missing)"),
             ],
         ),
     ]

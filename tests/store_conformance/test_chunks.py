@@ -75,8 +75,8 @@ def test_every_text_comes_back_in_batches(store: Store) -> None:
 def test_link_rows_carry_the_heading_they_are_under(store: Store) -> None:
     fill(store)
     assert store.link_rows() == [
-        ("docs/guide.md", "job/alpha", "wikilink", 2, "Goals", ("Install",), "the plan"),
-        ("docs/guide.md", "missing", "markdown", 5, None, ("Usage",), None),
+        ("docs/guide.md", "job/alpha", "wikilink", 2, "Goals", ("Install",), "the plan", ""),
+        ("docs/guide.md", "missing", "markdown", 5, None, ("Usage",), None, "see [x](missing)"),
     ]
 
 

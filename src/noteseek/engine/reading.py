@@ -107,6 +107,8 @@ class Reading:
                 "type": edge.type,
                 "line": edge.line,
                 "anchor": edge.anchor,
+                "context": edge.context,
+                "memory": bool(doc and doc.memory),
             }
 
         return {

@@ -19,7 +19,7 @@ from noteseek.indexing.embedding import MODEL_META_KEY
 from noteseek.search import pipeline
 from noteseek.search.compress import compress
 from noteseek.search.concepts import ConceptVocabulary
-from noteseek.search.filters import build_filters
+from noteseek.search.filters import build_filters, kinds_for
 from noteseek.search.request import MODES, Mode, SearchRequest, SearchResources, VectorLane
 
 
@@ -52,6 +52,8 @@ class Searching:
         similarity_threshold: float = 0.85,
         hypothesis: bool = False,
         expand_chars: int = 0,
+        source: str = "docs",
+        doc_ids: Iterable[str] | None = None,
     ) -> SearchResponse:
         """Ranked sections for ``query``. Raises ValueError subclasses for bad arguments.
 
@@ -63,7 +65,9 @@ class Searching:
         text grows to its whole section, then its neighbours, within that many characters
         (``search/expand.py``). ``hypothesis``: the query is a
         hypothetical answer, embedded as a document would be (HyDE); see
-        :meth:`search_with_hypothesis`.
+        :meth:`search_with_hypothesis`. ``source``: ``docs`` (every root but memory
+        folders), ``memory`` (memories only, with the memory recency boost) or ``all``.
+        ``doc_ids``: only these documents.
         """
         started = time.perf_counter()
         chosen = mode or self.settings.search.mode
@@ -88,6 +92,8 @@ class Searching:
             before=before,
             where=where,
             exclude_paths=exclude_paths,
+            kinds=kinds_for(source, self.state.kinds().values()),
+            doc_ids=doc_ids,
         )
         warnings: list[str] = []
         if not self.state.index_exists:
@@ -113,7 +119,10 @@ class Searching:
             hypothesis=hypothesis,
             expand_chars=expand_chars,
         )
-        result = pipeline.run(request, self._resources(request, warnings))
+        resources = self._resources(request, warnings)
+        if source == "memory":
+            resources.recency_tiers = self._memory_recency()
+        result = pipeline.run(request, resources)
         hits = [h for h in result.hits if h.score >= min_score] if min_score else result.hits
         compression = None
         if request.compressed:
@@ -237,6 +246,14 @@ class Searching:
         if mode == "auto" and not self.state.dates_trusted():
             return []
         return list(self.settings.search.recency_tiers)
+
+    def _memory_recency(self) -> list[tuple[float, float]]:
+        """Memories carry real dates (written by agents over time): the memory boost always
+        applies when searching memories, whatever ``search.recency`` says for documents."""
+        memory = self.settings.memory
+        if memory.recency_factor == 1.0 or memory.recency_days <= 0:
+            return []
+        return [(memory.recency_days, memory.recency_factor)]
 
     def _reranker(self, warnings: list[str]) -> Any:
         """The cross-encoder when ``rerank.enabled`` (loaded once), else None."""

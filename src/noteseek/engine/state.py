@@ -312,8 +312,10 @@ class IndexState:
 
 def build_link_graph(store: DocumentSource) -> LinkGraph:
     """The resolved link graph of everything in ``store``."""
+    memory_roots = {n for n, kind in store.root_kinds().items() if kind == MEMORY_KIND}
     docs = [
-        DocInfo(f.doc_id, f.root, f.path, f.title, tuple(f.aliases)) for f in store.iter_files()
+        DocInfo(f.doc_id, f.root, f.path, f.title, tuple(f.aliases), f.root in memory_roots)
+        for f in store.iter_files()
     ]
     return LinkGraph.build(docs, [RawLink(*row) for row in store.link_rows()])
 

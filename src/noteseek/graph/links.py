@@ -19,7 +19,11 @@ Resolution (case-insensitive throughout):
 * A target that resolves to nothing becomes a placeholder node named by the folded target, so
   a note written later under that name links up on the next build without re-indexing.
 
-Edge types (the first rule that applies):
+Edge types of a memory's links (the linking document is in a root of kind ``memory``):
+``refactors``, ``plans`` or ``mentions``, from the words around the link (see
+:func:`memory_edge_type`); the link's context is kept on the edge.
+
+Edge types of a document's links (the first rule that applies):
 
 * ``embeds``: an embed (``![[Note]]`` or ``![x](note.md)``);
 * ``tests``: the linking file is a test (``test_*``, ``*_test.*``, ``*.test.*``, or inside a
@@ -44,8 +48,20 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-EdgeType = Literal["links_to", "embeds", "related", "implements", "tests"]
-EDGE_TYPES: tuple[EdgeType, ...] = ("links_to", "embeds", "related", "implements", "tests")
+EdgeType = Literal[
+    "links_to", "embeds", "related", "implements", "tests", "mentions", "refactors", "plans"
+]
+EDGE_TYPES: tuple[EdgeType, ...] = (
+    "links_to",
+    "embeds",
+    "related",
+    "implements",
+    "tests",
+    "mentions",
+    "refactors",
+    "plans",
+)
+MEMORY_EDGE_TYPES: tuple[EdgeType, ...] = ("mentions", "refactors", "plans")
 
 _TEST_FILE_RE = re.compile(
     r"(^|/)(tests?/|test_[^/]*$|[^/]*_test\.[^/]+$|[^/]*\.test\.[^/]+$)", re.I
@@ -68,6 +84,9 @@ class DocInfo:
     path: str
     title: str
     aliases: tuple[str, ...] = ()
+    memory: bool = False
+    """The document is a memory (its root is of kind ``memory``): its links are typed by
+    what the memory says about the target (see :func:`memory_edge_type`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +104,8 @@ class RawLink:
     """Heading path of the section holding the link."""
     display: str | None = None
     """The other side of ``[[a|b]]`` (Obsidian writes target|label, Dendron label|target)."""
+    context: str = ""
+    """The text around the link in the linking document."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +116,7 @@ class Edge:
     type: EdgeType
     line: int
     anchor: str | None = None
+    context: str = ""
 
     @property
     def resolved(self) -> bool:
@@ -201,6 +223,31 @@ def edge_type(source_path: str, kind: str, headings: Sequence[str]) -> EdgeType:
     return "links_to"
 
 
+_REFACTOR_RE = re.compile(
+    r"\b(refactor\w*|rewr[io]te\w*|rewriting|renam\w*|restructur\w*|extract\w*|split\w*|"
+    r"clean(?:ed|ing|s)?[ -]up|migrat\w*|simplif\w*|reorganis\w*|reorganiz\w*|mov(?:e|ed|ing)\b)",
+    re.I,
+)
+_PLAN_RE = re.compile(
+    r"\b(plan\w*|todo|to-do|next( step)?s?|will|shall|should|going to|intend\w*|propos\w*|"
+    r"later|tomorrow|roadmap|want to|need to|must)\b",
+    re.I,
+)
+
+
+def memory_edge_type(context: str, headings: Sequence[str] = ()) -> EdgeType:
+    """How a memory refers to a document, from the words around the link (and the headings
+    above it): ``refactors`` (refactor, rewrite, rename, split, migrate, move...), ``plans``
+    (plan, todo, next, will, should, going to...), else ``mentions``. Refactoring wins over
+    planning: "plan to refactor [[auth.py]]" is about changing that code."""
+    text = " ".join((*headings, context))
+    if _REFACTOR_RE.search(text):
+        return "refactors"
+    if _PLAN_RE.search(text):
+        return "plans"
+    return "mentions"
+
+
 def _section_of(link: RawLink) -> Sequence[str]:
     """Where a link sits for typing: its heading path, or for a frontmatter property link the
     property's name (``related:`` types like a "Related" heading)."""
@@ -232,12 +279,18 @@ class LinkGraph:
                 continue  # [[#Heading]]: a link inside the same note
             if target == link.source:
                 continue  # a note linking to itself says nothing about neighbours
+            typed = (
+                memory_edge_type(link.context, _section_of(link))
+                if source.memory
+                else edge_type(source.path, link.kind, _section_of(link))
+            )
             edge = Edge(
                 link.source,
                 target if target is not None else placeholder(link.target),
-                edge_type(source.path, link.kind, _section_of(link)),
+                typed,
                 link.line,
                 link.anchor,
+                link.context,
             )
             graph.edges.append(edge)
             graph._out[edge.source].append(edge)

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import codecs
 import hashlib
-from collections.abc import Callable
-from dataclasses import dataclass, field
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime
 from pathlib import PurePosixPath
 from typing import Any, Literal
@@ -19,7 +20,14 @@ from noteseek.chunking import chunk_document, embedding_input, embedding_key
 from noteseek.parse import default_registry
 from noteseek.parse.registry import ParserRegistry
 from noteseek.sources.base import FoundFile, ReadError
-from noteseek.types import Chunk, FileRecord, IndexedChunk, ParsedDocument, PreparedFile
+from noteseek.types import (
+    Chunk,
+    FileRecord,
+    IndexedChunk,
+    Link,
+    ParsedDocument,
+    PreparedFile,
+)
 
 OutcomeKind = Literal["prepared", "same_content", "skipped"]
 
@@ -155,9 +163,42 @@ def prepare_file(
         found,
         "prepared",
         content_hash,
-        PreparedFile(record, indexed, list(doc.links)),
+        PreparedFile(record, indexed, with_context(doc.links, text)),
         problems,
     )
+
+
+CONTEXT_CHARS = 120
+"""The text kept around each link (a backlink shows what was said about its target)."""
+CONTEXT_LINKS = 2_000
+"""Links of one document that get a context; past it (generated link lists) none is kept."""
+_BULLET = re.compile(r"^(?:[-*+]\s+(?:\[.\]\s+)?|\d+[.)]\s+|#{1,6}\s+|>\s*)+")
+
+
+def with_context(links: Sequence[Link], text: str) -> list[Link]:
+    """``links`` with the text of their line around them (see :data:`CONTEXT_CHARS`)."""
+    if not links:
+        return []
+    lines = text.split("\n")
+    out = []
+    for i, link in enumerate(links):
+        if i < CONTEXT_LINKS and 1 <= link.line <= len(lines):
+            link = replace(link, context=anchor_context(lines[link.line - 1], link.target))
+        out.append(link)
+    return out
+
+
+def anchor_context(line: str, target: str, width: int = CONTEXT_CHARS) -> str:
+    """The line (list marker, heading marks and extra spaces dropped), cut to ``width``
+    characters centred on ``target`` when longer."""
+    flat = _BULLET.sub("", " ".join(line.split()))
+    if len(flat) <= width:
+        return flat
+    at = flat.casefold().find(target.casefold()) if target else -1
+    centre = at + len(target) // 2 if at >= 0 else 0
+    start = max(0, min(centre - width // 2, len(flat) - width))
+    piece = flat[start : start + width]
+    return ("…" if start else "") + piece + ("…" if start + width < len(flat) else "")
 
 
 def document_fields(doc: ParsedDocument, path: str, analyzer: Analyzer) -> tuple[str, str, str]:

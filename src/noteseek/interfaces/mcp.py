@@ -83,7 +83,10 @@ def render_text(name: str, payload: dict[str, Any]) -> str:
             for item in items:
                 target = item["doc_id"] or f"{item['placeholder']} (no such note yet)"
                 anchor = f"#{item['anchor']}" if item["anchor"] else ""
-                lines.append(f"  {target}{anchor} ({item['type']}, line {item['line']})")
+                memory = "memory " if item.get("memory") else ""
+                lines.append(f"  {memory}{target}{anchor} ({item['type']}, line {item['line']})")
+                if item.get("memory") and item.get("context"):
+                    lines.append(f"    “{item['context']}”")
         return "\n".join(lines)
     if name in ("get_chunk", "get_section"):
         return (

@@ -88,9 +88,16 @@ class LinkOut(BaseModel):
     doc_id: str | None = Field(description="The linked document; null for a missing note.")
     placeholder: str | None = Field(description="The name of a note that does not exist yet.")
     title: str | None
-    type: str = Field(description="links_to, embeds, related, implements, tests, ...")
+    type: str = Field(
+        description="links_to, embeds, related, implements, tests; from a memory: mentions, "
+        "refactors, plans"
+    )
     line: int = Field(description="Line of the link in the linking document.")
     anchor: str | None = Field(description="Heading or ^block the link points at.")
+    context: str = Field(default="", description="The text around the link where it is written.")
+    memory: bool = Field(
+        default=False, description="The other side is an agent memory, not a document."
+    )
 
 
 class LinksOut(BaseModel):

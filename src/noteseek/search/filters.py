@@ -9,6 +9,11 @@ from datetime import datetime, timedelta
 
 from noteseek.types import Filters
 
+SOURCES = ("docs", "memory", "all")
+"""What a search looks in: documents (every root but memory folders), memories, or both."""
+MEMORY_KINDS = frozenset({"memory"})
+"""Root kinds that hold memories rather than documents."""
+
 _RELATIVE_RE = re.compile(r"^(\d+)\s*(h|d|w|m|y)$")
 _UNIT_DAYS = {"h": 1 / 24, "d": 1, "w": 7, "m": 30, "y": 365}
 
@@ -58,6 +63,8 @@ def build_filters(
     before: str | float | None = None,
     where: Iterable[str] = (),
     exclude_paths: Iterable[str] = (),
+    kinds: Iterable[str] = (),
+    doc_ids: Iterable[str] | None = None,
 ) -> Filters:
     def when(v: str | float | None) -> float | None:
         if v is None or v == "":
@@ -72,4 +79,21 @@ def build_filters(
         before=when(before),
         where=parse_where(where),
         exclude_paths=[p.replace("\\", "/") for p in exclude_paths if p.strip()],
+        kinds=sorted(set(kinds)),
+        doc_ids=None if doc_ids is None else list(doc_ids),
     )
+
+
+def kinds_for(source: str, root_kinds: Iterable[str]) -> list[str]:
+    """The root kinds a search of ``source`` looks in, given the kinds the index has; empty
+    when every root qualifies (no filter needed). Raises FilterError for an unknown source."""
+    if source not in SOURCES:
+        raise FilterError(f"source must be one of {', '.join(SOURCES)}, got {source!r}")
+    present = set(root_kinds)
+    if source == "all":
+        return []
+    wanted = MEMORY_KINDS if source == "memory" else present - MEMORY_KINDS
+    if present <= wanted:
+        return []
+    # Nothing of that source indexed: a kind no root has lets nothing through.
+    return sorted(wanted & present) or sorted(wanted) or ["files"]

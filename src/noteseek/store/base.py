@@ -102,8 +102,9 @@ class Problem:
     at: float
 
 
-LinkRow = tuple[str, str, str, int, str | None, tuple[str, ...], str | None]
-"""A stored link: (source doc_id, target, kind, line, anchor, heading path there, display)."""
+LinkRow = tuple[str, str, str, int, str | None, tuple[str, ...], str | None, str]
+"""A stored link: (source doc_id, target, kind, line, anchor, heading path there, display,
+context: the text around the link)."""
 
 
 # -- roles --------------------------------------------------------------------------------------

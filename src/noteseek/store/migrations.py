@@ -122,6 +122,7 @@ MIGRATIONS: list[str] = [
     # apart from documents inside retrieval
     """
     ALTER TABLE roots ADD COLUMN kind TEXT NOT NULL DEFAULT 'files';
+    ALTER TABLE links ADD COLUMN context TEXT NOT NULL DEFAULT '';
     """,
 ]
 

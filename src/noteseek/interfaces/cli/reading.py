@@ -80,10 +80,13 @@ def links(
         for item in items:
             name = item["doc_id"] or f"{item['placeholder']} [yellow](no such note yet)[/]"
             anchor = f"#{item['anchor']}" if item["anchor"] else ""
+            memory = "[magenta]memory[/] " if item.get("memory") else ""
             out.print(
-                f"  {escape(name) if item['doc_id'] else name}{escape(anchor)}  "
+                f"  {memory}{escape(name) if item['doc_id'] else name}{escape(anchor)}  "
                 f"[dim]{item['type']}, line {item['line']}[/]"
             )
+            if item.get("memory") and item.get("context"):
+                out.print(f"      [dim]{escape(item['context'])}[/]")
 
 
 @app.command()

@@ -191,9 +191,12 @@ class SQLiteCatalog(SQLiteCore):
                 [(file_id, t) for t in sorted(tags)],
             )
             conn.executemany(
-                "INSERT INTO links(file_id, target, kind, anchor, display, line) "
-                "VALUES (?,?,?,?,?,?)",
-                [(file_id, k.target, k.kind, k.anchor, k.display, k.line) for k in prepared.links],
+                "INSERT INTO links(file_id, target, kind, anchor, display, line, context) "
+                "VALUES (?,?,?,?,?,?,?)",
+                [
+                    (file_id, k.target, k.kind, k.anchor, k.display, k.line, k.context)
+                    for k in prepared.links
+                ],
             )
         return file_id
 

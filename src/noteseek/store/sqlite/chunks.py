@@ -83,11 +83,12 @@ class SQLiteChunks(SQLiteCore):
 
     def link_rows(self) -> list[LinkRow]:
         """Every stored link: (source doc_id, target, kind, line, anchor, heading path there,
-        display text)."""
+        display text, context)."""
         rows = self._q(
             "SELECT f.doc_id, l.target, l.kind, l.line, l.anchor, "
             "(SELECT c.heading_path FROM chunks c WHERE c.file_id = l.file_id "
-            " AND c.start_line <= l.line ORDER BY c.start_line DESC LIMIT 1), l.display "
+            " AND c.start_line <= l.line ORDER BY c.start_line DESC LIMIT 1), l.display, "
+            "l.context "
             "FROM links l JOIN files f ON f.id = l.file_id ORDER BY f.doc_id, l.line"
         )
         return [
@@ -99,6 +100,7 @@ class SQLiteChunks(SQLiteCore):
                 r[4],
                 tuple(r[5].split(HEADING_SEP)) if r[5] else (),
                 r[6],
+                r[7],
             )
             for r in rows
         ]

@@ -578,9 +578,13 @@
     const meta = el("span", { class: "muted", text: ` ${link.type.replace("_", " ")} · line ${link.line}` });
     if (link.doc_id) {
       const params = isBacklink ? { line: link.line } : link.anchor ? { a: anchorId(link.anchor) } : null;
-      return el("li", {},
+      const tag = link.memory ? el("span", { class: "ns-memory", text: "memory" }) : null;
+      const said = link.memory && link.context ? el("div", { class: "muted ns-context", text: link.context }) : null;
+      return el("li", { class: link.memory ? "memory" : null },
+        tag,
         el("a", { href: docHash(link.doc_id, params), title: link.doc_id, text: label }),
         meta,
+        said,
       );
     }
     return el("li", { class: "missing" },
