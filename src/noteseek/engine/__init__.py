@@ -26,6 +26,7 @@ from typing import Any, Concatenate, Generic, ParamSpec, Self, TypeVar, overload
 from noteseek.config import LoadedConfig, load_settings
 from noteseek.engine.indexing import Indexing
 from noteseek.engine.opening import choose_index
+from noteseek.engine.memory import Memories
 from noteseek.engine.reading import Reading
 from noteseek.engine.results import Ambiguous, GetResult, NotFound, SearchResponse
 from noteseek.engine.searching import Searching
@@ -73,6 +74,7 @@ class Engine:
         self._indexing = Indexing(self._state)
         self._searching = Searching(self._state)
         self._reading = Reading(self._state)
+        self._memories = Memories(self._state, self._reading)
 
     # -- the opened index (state.py) -------------------------------------------------------
 
@@ -128,6 +130,16 @@ class Engine:
     section = _Delegate("_reading", Reading.section)
     read_document = _Delegate("_reading", Reading.read_document)
     links = _Delegate("_reading", Reading.links)
+
+    # -- memory (memory.py) ----------------------------------------------------------------
+
+    memory_roots = _Delegate("_memories", Memories.memory_roots)
+    memory_root = _Delegate("_memories", Memories.memory_root)
+    memory_folder = _Delegate("_memories", Memories.memory_folder)
+    memory_files = _Delegate("_memories", Memories.memory_files)
+    memory_selection = _Delegate("_memories", Memories.memory_selection)
+    memory_links = _Delegate("_memories", Memories.memory_links)
+    flush_memories = _Delegate("_memories", Memories.flush_memories)
 
 
 def open_engine(

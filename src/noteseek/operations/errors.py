@@ -76,6 +76,23 @@ def as_operation_error(exc: BaseException) -> OperationError | None:
         return Ambiguous(message)
     if isinstance(exc, NotWriter):
         return Conflict(message)
+    memory = _memory_error(exc, message)
+    if memory is not None:
+        return memory
     if isinstance(exc, ValueError):  # the engine's precise messages (ConfigError included)
         return Invalid(message)
     return None
+
+
+def _memory_error(exc: BaseException, message: str) -> OperationError | None:
+    """A memory folder's refusal as its kind: a name or text that is not acceptable is
+    invalid, a missing memory not found, an existing one or a busy folder a conflict."""
+    from noteseek.sources import memory_format as fmt
+
+    if not isinstance(exc, fmt.MemoryFolderError):
+        return None
+    if isinstance(exc, fmt.NotFound):
+        return NotFound(message)
+    if isinstance(exc, fmt.Conflict | fmt.Busy):
+        return Conflict(message)
+    return Invalid(message)

@@ -89,7 +89,7 @@ Mode = Annotated[
 ]
 
 
-def _top_n() -> Any:
+def top_n_field() -> Any:
     return Field(
         default=None,
         validation_alias=AliasChoices("top_n", "k", "limit", "top_k"),
@@ -118,6 +118,10 @@ class SearchFilters(Params):
         description="Files to leave out (paths as results give them, or glob patterns), "
         "for example those already read.",
     )
+    source: Literal["docs", "memory", "all"] = Field(
+        default="docs",
+        description="docs: the notes and docs (default); memory: agent memories; all: both.",
+    )
     min_score: Float = Field(default=0.0, ge=0, le=1, description="Drop results below this.")
     explain: bool = Field(
         default=False,
@@ -136,6 +140,7 @@ class SearchFilters(Params):
             "before": self.before,
             "where": self.where or (),
             "exclude_paths": self.excluded_files or (),
+            "source": self.source,
             "min_score": self.min_score,
             "explain": self.explain,
         }
@@ -158,14 +163,14 @@ _EXPAND = Field(
 
 class QueryDocuments(SearchFilters):
     query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS, description="What to look for.")
-    top_n: TopN = _top_n()
+    top_n: TopN = top_n_field()
     mode: Mode = _MODE
     expand_chars: Int = _EXPAND
 
 
 class QueryCompressed(SearchFilters):
     query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS, description="What to look for.")
-    top_n: TopN = _top_n()
+    top_n: TopN = top_n_field()
     mode: Mode = _MODE
     min_score: Float = Field(default=0.3, ge=0, le=1, description="Drop results below this.")
     similarity_threshold: Float = Field(
@@ -182,7 +187,7 @@ class Hypothesis(SearchFilters):
         max_length=MAX_HYPOTHESIS_CHARS,
         description="A passage that would answer the question, written as the note would say it.",
     )
-    top_n: TopN = _top_n()
+    top_n: TopN = top_n_field()
     expand_chars: Int = _EXPAND
 
 

@@ -7,13 +7,8 @@ new capability is one entry here plus the engine method it runs.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, Literal
-
-from pydantic import BaseModel
-
 from noteseek.operations import admin, reading, search
+from noteseek.operations.memory_table import MEMORY_OPERATIONS
 from noteseek.operations.errors import ErrorKind, Invalid
 from noteseek.operations.params import (
     GetChunk,
@@ -40,44 +35,9 @@ from noteseek.operations.results import (
     SearchOut,
     StatusOut,
 )
+from noteseek.operations.spec import Door, HttpRoute, Operation
 
-Door = Literal["cli", "mcp", "http"]
-
-
-@dataclass(frozen=True)
-class HttpRoute:
-    method: Literal["GET", "POST"]
-    path: str
-    """Starlette path; its ``{name}`` parts are parameters of the operation."""
-    status_code: int = 200
-
-
-@dataclass(frozen=True)
-class Operation:
-    name: str
-    summary: str
-    """One line: CLI help, OpenAPI summary."""
-    params: type[Params]
-    result: type[BaseModel]
-    run: Callable[..., dict[str, Any]]
-    read_only: bool
-    errors: tuple[ErrorKind, ...]
-    """The kinds of error it can end with (documented per door)."""
-    description: str = ""
-    """What an agent needs to use it well (MCP tool description); the summary when empty."""
-    http: HttpRoute | None = None
-    mcp: bool = True
-    needs_index: bool = False
-    """Refused as unavailable while no index exists (instead of "not found")."""
-
-    @property
-    def doors(self) -> tuple[Door, ...]:
-        return ("cli", *(("mcp",) if self.mcp else ()), *(("http",) if self.http else ()))
-
-    @property
-    def text(self) -> str:
-        return self.description or self.summary
-
+__all__ = ["OPERATIONS", "Door", "HttpRoute", "Operation", "operation"]
 
 _CAP = (
     "Each result carries at most 2,000 characters of text (or expand_chars, when larger) and a "
@@ -244,6 +204,7 @@ OPERATIONS: dict[str, Operation] = {
             ("conflict", "unavailable"),
             mcp=False,
         ),
+        *MEMORY_OPERATIONS,
     )
 }
 

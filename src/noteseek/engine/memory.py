@@ -1,0 +1,296 @@
+"""Agent memory over one opened index: the memory folder agents write, which memories pass a
+filter, and what memories say about a document (their typed links, ghost nodes included).
+
+Memories are documents of roots of kind ``memory`` (:mod:`noteseek.sources.memory`); writing
+them is :class:`~noteseek.sources.memory_folder.MemoryFolder`'s job, searching them the same
+pipeline as documents with ``source="memory"``. What this service adds is what needs both the
+folder's rules and the index: the memory filters that need defaults the files do not spell out
+(a daily log is a ``journal`` created on its date), and the memory side of the link graph.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import posixpath
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from noteseek.config import ConfigError
+from noteseek.engine.results import NotFound
+from noteseek.engine.reading import Reading
+from noteseek.engine.state import IndexState
+from noteseek.graph.links import placeholder
+from noteseek.sources.memory import MEMORY_KIND
+from noteseek.embed.chat import ChatClient
+from noteseek.search.summarize import (
+    ChatSummarizer,
+    ExtractiveSummarizer,
+    Passage,
+    Summarizer,
+    load_prompt,
+)
+from noteseek.sources.memory_folder import MemoryFolder, WriteResult
+from noteseek.sources.memory_format import daily_date, memory_kind
+from noteseek.store.base import FileRow
+
+_DEFAULT_TYPE = {"daily": "journal", "long_term": "fact", "memory": "fact"}
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryLink:
+    """One link from a memory to a document (or to a note that does not exist yet)."""
+
+    memory: str
+    """The memory's doc_id."""
+    target: str
+    """The document's doc_id, or ``?name`` for a ghost node (no such document yet)."""
+    type: str
+    """mentions, refactors or plans."""
+    line: int
+    context: str
+
+
+class Memories:
+    """The memory folder and the memory side of the index."""
+
+    def __init__(self, state: IndexState, reading: Reading) -> None:
+        self.state = state
+        self.reading = reading
+        self.settings = state.settings
+
+    def memory_roots(self) -> list[str]:
+        """Names of the roots that hold memories."""
+        return sorted(n for n, kind in self.state.kinds().items() if kind == MEMORY_KIND)
+
+    def memory_root(self) -> str:
+        """The root memory tools write to (``memory.root``, else the only memory root)."""
+        roots = self.memory_roots()
+        wanted = self.settings.memory.root
+        if wanted in roots:
+            return wanted
+        if len(roots) == 1:
+            return roots[0]
+        if not roots:
+            raise ConfigError(
+                "this index has no memory folder: set memory.enabled = true or add a "
+                '[roots.NAME] with kind = "memory"'
+            )
+        raise ConfigError(
+            f"memory.root is {wanted!r}, which is not one of the memory roots "
+            f"({', '.join(roots)}): set memory.root to the one to write to"
+        )
+
+    def memory_folder(self, root: str | None = None) -> MemoryFolder:
+        """The folder of a memory root (default :meth:`memory_root`), for writing."""
+        name = root or self.memory_root()
+        config = self.state.roots().get(name)
+        if config is None or config.kind != MEMORY_KIND:
+            raise ConfigError(f"{name!r} is not a memory root ({', '.join(self.memory_roots())})")
+        return MemoryFolder(
+            Path(config.path).expanduser(), max_bytes=self.settings.memory.max_bytes
+        )
+
+    def memory_files(self) -> list[FileRow]:
+        """The indexed memories of every memory root."""
+        roots = set(self.memory_roots())
+        if not roots or not self.state.index_exists:
+            return []
+        return [f for f in self.state.store.iter_files() if f.root in roots]
+
+    def memory_selection(
+        self,
+        *,
+        type: str | None = None,
+        status: str | None = None,
+        created_after: dt.datetime | None = None,
+        created_before: dt.datetime | None = None,
+    ) -> list[str]:
+        """doc_ids of the indexed memories that pass, read as the folder reads them: a daily
+        log is a ``journal`` created on its date, ``MEMORY.md`` a ``fact``, a memory without
+        ``status`` is ``active`` and without ``created_at`` was created when last written."""
+        chosen = []
+        for row in self.memory_files():
+            kind = memory_kind(row.path)
+            if kind is None:
+                continue
+            fm = row.frontmatter
+            if type is not None and _text(fm.get("type"), _DEFAULT_TYPE[kind]) != type:
+                continue
+            if status is not None and _text(fm.get("status"), "active") != status:
+                continue
+            if created_after is not None or created_before is not None:
+                created = created_at(row, kind)
+                if created_after is not None and created < created_after:
+                    continue
+                if created_before is not None and created >= created_before:
+                    continue
+            chosen.append(row.doc_id)
+        return chosen
+
+    def memory_links(self, target: str) -> tuple[str, list[MemoryLink]]:
+        """What memories link to ``target``: a document (path or doc id, as results give it)
+        or, when no such document is indexed, the ghost node of that name (a memory may
+        mention ``src/auth.py`` before, or without, it being indexed). Returns the node and
+        the links, newest memory line first within each memory."""
+        graph = self.state.link_graph()
+        try:
+            node = self.reading.resolve_file(target).doc_id
+        except NotFound:
+            node = placeholder(target)  # a ghost node: no such document (yet)
+        memories = {d.doc_id for d in graph.docs.values() if d.memory}
+        links = [
+            MemoryLink(e.source, e.target, e.type, e.line, e.context)
+            for e in graph.backlinks(node)
+            if e.source in memories
+        ]
+        return node, links
+
+
+    # -- flush -------------------------------------------------------------------------------
+
+    def flush_memories(
+        self,
+        folder: MemoryFolder,
+        *,
+        doc_ids: Sequence[str] | None = None,
+        tags: Sequence[str] = (),
+        max_chars: int | None = None,
+        dry_run: bool = False,
+        archive: bool = False,
+    ) -> FlushOutcome:
+        """Summarise the active memories of ``folder``'s root (those among ``doc_ids`` with
+        every tag in ``tags``, when given) and append the summary, with its sources as
+        wikilinks, to today's daily log; ``archive`` marks the memories it draws on archived
+        (the long-term file and today's log excepted). Passages go oldest first."""
+        root = self._root_of(folder)
+        wanted = None if doc_ids is None else set(doc_ids)
+        folded = [t.lstrip("#").casefold() for t in tags]
+        rows = []
+        for row in self.memory_files():
+            kind = memory_kind(row.path)
+            if row.root != root or kind is None:
+                continue
+            if wanted is not None and row.doc_id not in wanted:
+                continue
+            if _text(row.frontmatter.get("status"), "active") == "archived":
+                continue
+            have = {t.casefold() for t in row.tags}
+            if not all(t in have or any(h.startswith(t + "/") for h in have) for t in folded):
+                continue
+            rows.append((created_at(row, kind), row))
+        rows.sort(key=lambda item: (item[0], item[1].path))
+        store = self.state.store
+        passages = [
+            Passage(_name(row.path), chunk.text, chunk.start_line, chunk.end_line)
+            for _, row in rows
+            for chunk in store.file_chunks(row.file_id)
+        ]
+        limit = max_chars or self.settings.flush.max_chars
+        if not passages:
+            return FlushOutcome(dry_run, "none", 0, [], "", None, [], "no active memories match")
+        summarizer = self.summarizer()
+        summary = summarizer.summarize(passages, max_chars=limit)
+        if not summary.text.strip():
+            return FlushOutcome(
+                dry_run, summary.method, len(passages), [], "", None, [], "nothing to summarise"
+            )
+        entry = summary.text.rstrip() + "\n\nSources: " + ", ".join(
+            f"[[{source}]]" for source in summary.sources
+        )
+        title = f"Memory summary ({len(summary.sources)} memories, {summary.method})"
+        if dry_run:
+            return FlushOutcome(
+                True, summary.method, len(passages), summary.sources, entry, None, [],
+                f"dry run: would append to today's daily log under '{title}'",
+            )
+        written = folder.append(entry, title=title)
+        archived = []
+        if archive:
+            for source in summary.sources:
+                if source == written.name or memory_kind(source + ".md") == "long_term":
+                    continue
+                folder.update(source, status="archived")
+                archived.append(source)
+        return FlushOutcome(
+            False, summary.method, len(passages), summary.sources, entry, written, archived,
+            written.message + (f"; archived {len(archived)} memories" if archived else ""),
+        )
+
+    def summarizer(self) -> Summarizer:
+        """The LLM endpoint of ``[flush]`` when one is set, else the offline extractive
+        summariser over this index's embedding model. The API key is read from the
+        environment here and never kept anywhere else."""
+        flush = self.settings.flush
+        if not flush.base_url:
+            return ExtractiveSummarizer(self.state.embedder().embed_documents)
+        if not flush.model:
+            raise ConfigError("flush.base_url is set but flush.model is empty: name the model")
+        prompt = load_prompt(Path(flush.prompt_file)) if flush.prompt_file else None
+        client = ChatClient(
+            base_url=flush.base_url,
+            model=flush.model,
+            api_key=os.environ.get(flush.api_key_env) or None,
+            timeout=flush.timeout,
+        )
+        return ChatSummarizer(client, prompt=prompt)
+
+    def _root_of(self, folder: MemoryFolder) -> str:
+        for name in self.memory_roots():
+            config = self.state.roots()[name]
+            if os.path.realpath(Path(config.path).expanduser()) == os.path.realpath(folder.path):
+                return name
+        raise ConfigError(f"{folder.path} is not the folder of a memory root")
+
+
+@dataclass(frozen=True, slots=True)
+class FlushOutcome:
+    """What a flush did (or, in a dry run, would do)."""
+
+    dry_run: bool
+    method: str
+    passages: int
+    sources: list[str]
+    summary: str
+    written: WriteResult | None
+    archived: list[str]
+    message: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "dry_run": self.dry_run,
+            "method": self.method,
+            "passages": self.passages,
+            "sources": list(self.sources),
+            "summary": self.summary,
+            "written_to": self.written.name if self.written else None,
+            "archived": list(self.archived),
+            "message": self.message,
+        }
+
+
+def _name(path: str) -> str:
+    return path[:-3] if path.endswith(".md") else path
+
+
+def created_at(row: FileRow, kind: str) -> dt.datetime:
+    """When a memory was created: a daily log on its date, else ``created_at``, else its
+    date in the index (``updated_at`` or the file's time)."""
+    if kind == "daily":
+        day = daily_date(posixpath.splitext(posixpath.basename(row.path))[0])
+        if day is not None:
+            return dt.datetime.combine(day, dt.time()).astimezone()
+    value = row.frontmatter.get("created_at")
+    if isinstance(value, str):
+        try:
+            parsed = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+            return parsed if parsed.tzinfo else parsed.astimezone()
+        except ValueError:
+            pass
+    return dt.datetime.fromtimestamp(row.modified).astimezone()
+
+
+def _text(value: object, default: str) -> str:
+    return value.strip().casefold() if isinstance(value, str) and value.strip() else default

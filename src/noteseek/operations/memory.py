@@ -1,0 +1,285 @@
+"""The memory operations: write, read, list, search and compact an agent's memory folder.
+
+Writes go to the memory folder as plain Markdown (atomic, locked, bounded: see
+``sources/memory_folder.py``), then reach the index the quickest way this process can: the live
+index's writer queues the paths at once; a reader leaves them to the writer's watcher; a
+one-shot command indexes them itself as the index's writer for the moment.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from noteseek.operations.context import Context
+from noteseek.operations.memory_params import (
+    AppendMemory,
+    CreateMemory,
+    FlushMemories,
+    ListMemories,
+    MemoryFilters,
+    MemoryRef,
+    SearchLinkedMemories,
+    SearchMemories,
+    UpdateMemory,
+)
+from noteseek.operations.params import NoParams
+from noteseek.operations.search import search_payload
+
+if TYPE_CHECKING:
+    from noteseek.sources.memory_folder import MemoryFolder, WriteResult
+    from noteseek.sources.memory_format import MemoryRecord
+
+EMBED_AT_ONCE = 256
+"""A one-shot write embeds the pending sections itself when there are at most this many
+(otherwise ``noteseek index`` or a running server embeds them)."""
+
+
+def create_memory(ctx: Context, p: CreateMemory) -> dict[str, Any]:
+    root, folder = _folder(ctx)
+    result = folder.create(
+        p.name,
+        p.content,
+        type=p.type,
+        tags=p.tags or (),
+        status=p.status,
+        links=p.links or (),
+        title=p.title,
+    )
+    return _written(ctx, root, result, changed=result.created)
+
+
+def append_memory(ctx: Context, p: AppendMemory) -> dict[str, Any]:
+    root, folder = _folder(ctx)
+    result = folder.append(p.content, title=p.title)
+    return _written(ctx, root, result, changed=result.created)
+
+
+def update_memory(ctx: Context, p: UpdateMemory) -> dict[str, Any]:
+    root, folder = _folder(ctx)
+    result = folder.update(
+        p.name,
+        body=p.content,
+        append_text=p.append,
+        type=p.type,
+        tags=p.tags,
+        status=p.status,
+        title=p.title,
+    )
+    return _written(ctx, root, result)
+
+
+def delete_memory(ctx: Context, p: MemoryRef) -> dict[str, Any]:
+    root, folder = _folder(ctx)
+    name = _plain(p.name)
+    result = folder.delete(p.name)
+    return _written(ctx, root, result, names=[name])
+
+
+def restore_memory(ctx: Context, p: MemoryRef) -> dict[str, Any]:
+    root, folder = _folder(ctx)
+    return _written(ctx, root, folder.restore(p.name))
+
+
+def read_memory(ctx: Context, p: MemoryRef) -> dict[str, Any]:
+    root, folder = _folder(ctx)
+    return _record(folder.read(p.name), root, with_content=True)
+
+
+def list_memories(ctx: Context, p: ListMemories) -> dict[str, Any]:
+    root, folder = _folder(ctx)
+    after, before = created_range(p)
+    listed = folder.list(
+        type=p.type,
+        tags=p.tags or (),
+        status=None if p.status == "all" else p.status,
+        after=after,
+        before=before,
+        include_trash=p.include_trash,
+    )
+    return {
+        "root": root,
+        "memories": [_record(r, root) for r in listed.records[: p.limit]],
+        "count": len(listed.records),
+        "problems": [{"name": n, "reason": r} for n, r in listed.problems],
+    }
+
+
+def memory_stats(ctx: Context, _p: NoParams) -> dict[str, Any]:
+    root, folder = _folder(ctx)
+    stats = folder.stats()
+    return {
+        "root": root,
+        "folder": str(folder.path),
+        "memories": stats.memories,
+        "by_type": stats.by_type,
+        "by_status": stats.by_status,
+        "daily_logs": stats.daily_logs,
+        "total_bytes": stats.total_bytes,
+        "trash": stats.trash,
+        "oldest": _iso(stats.oldest),
+        "newest": _iso(stats.newest),
+        "problems": stats.problems,
+        "indexed_memories": len(ctx.engine.memory_files()),
+    }
+
+
+def search_memories(ctx: Context, p: SearchMemories) -> dict[str, Any]:
+    response = ctx.engine.search(
+        p.query,
+        top_k=p.top_n,
+        mode=p.mode,
+        with_text=True,
+        explain=p.explain,
+        **memory_filters(ctx, p),
+    )
+    return search_payload(ctx, response)
+
+
+def search_linked_memories(ctx: Context, p: SearchLinkedMemories) -> dict[str, Any]:
+    engine = ctx.engine
+    node, links = engine.memory_links(p.target_document)
+    linked = sorted({link.memory for link in links})
+    response = engine.search(
+        p.query, top_k=p.top_n, mode=p.mode, with_text=True, source="memory", doc_ids=linked
+    )
+    payload = search_payload(ctx, response)
+    if not linked:
+        payload["warnings"].append(f"no memory links to {p.target_document!r} yet")
+    payload.update(
+        target=node,
+        ghost=node.startswith("?"),
+        links=[
+            {"memory": link.memory, "type": link.type, "line": link.line, "context": link.context}
+            for link in links
+        ],
+    )
+    return payload
+
+
+def flush_memories(ctx: Context, p: FlushMemories) -> dict[str, Any]:
+    root, folder = _folder(ctx)
+    filters = memory_filters(ctx, p)
+    outcome = ctx.engine.flush_memories(
+        folder,
+        doc_ids=filters["doc_ids"],
+        tags=p.tags or (),
+        max_chars=p.max_chars,
+        dry_run=p.dry_run,
+        archive=p.archive,
+    )
+    if not p.dry_run and outcome.written is not None:
+        _index(ctx, root, [outcome.written.name, *outcome.archived])
+    return outcome.to_dict()
+
+
+# -- shared ------------------------------------------------------------------------------------
+
+
+def memory_filters(ctx: Context, p: MemoryFilters) -> dict[str, Any]:
+    """The search arguments for memories that pass ``p``: tags and status pushed into
+    retrieval as they are; type and creation dates through the documents that pass (a daily
+    log is a journal created on its date, which no file spells out)."""
+    where = {"active": ["status!=archived"], "archived": ["status=archived"], "all": []}
+    after, before = created_range(p)
+    doc_ids = None
+    if p.type is not None or after is not None or before is not None:
+        doc_ids = ctx.engine.memory_selection(
+            type=p.type, created_after=after, created_before=before
+        )
+    return {
+        "source": "memory",
+        "tags": p.tags or (),
+        "where": where[p.status],
+        "doc_ids": doc_ids,
+    }
+
+
+def created_range(p: MemoryFilters) -> tuple[dt.datetime | None, dt.datetime | None]:
+    """``after`` (or ``days`` ago, the later of the two) and ``before`` as times."""
+    from noteseek.search.filters import parse_when
+
+    def when(value: str | None) -> dt.datetime | None:
+        return None if not value else dt.datetime.fromtimestamp(parse_when(value)).astimezone()
+
+    after, before = when(p.after), when(p.before)
+    if p.days is not None:
+        since = dt.datetime.fromtimestamp(time.time() - p.days * 86400).astimezone()
+        after = since if after is None else max(after, since)
+    return after, before
+
+
+def _folder(ctx: Context) -> tuple[str, MemoryFolder]:
+    root = ctx.engine.memory_root()
+    return root, ctx.engine.memory_folder(root)
+
+
+def _plain(name: str) -> str:
+    return name[:-3] if name.endswith(".md") else name
+
+
+def _written(
+    ctx: Context,
+    root: str,
+    result: WriteResult,
+    *,
+    changed: bool = True,
+    names: Iterable[str] = (),
+) -> dict[str, Any]:
+    indexed = _index(ctx, root, [*names, result.name]) if changed else "unchanged"
+    return {
+        "name": result.name,
+        "root": root,
+        "created": result.created,
+        "duplicate_of": result.duplicate_of,
+        "message": result.message,
+        "indexed": indexed,
+    }
+
+
+def _index(ctx: Context, root: str, names: Iterable[str]) -> str:
+    """Bring the index up to date with the memory files just written."""
+    rels = sorted({f"{_plain(n)}.md" for n in names})
+    service = ctx.service
+    if service is not None:
+        if service.role == "writer":
+            service.paths_changed({root: set(rels)})
+            return "queued: searchable by keyword within a second, by meaning once embedded"
+        return "the index's writer process indexes it from the folder within seconds"
+    from noteseek.engine.live import WriterBusy, writer_role
+
+    engine = ctx.engine
+    try:
+        with writer_role(engine.index_dir, "memory"):
+            engine.update_paths(root, rels)
+            embedded, total = engine.embedding_progress()
+            pending = total - embedded
+            if engine.settings.embedding.enabled and 0 < pending <= EMBED_AT_ONCE:
+                engine.embed()
+                return "indexed and embedded"
+    except WriterBusy as exc:
+        return f"{exc}: it indexes the change from the folder"
+    return "indexed"
+
+
+def _record(record: MemoryRecord, root: str, *, with_content: bool = False) -> dict[str, Any]:
+    return {
+        "name": record.name,
+        "root": root,
+        "kind": record.kind,
+        "type": record.type,
+        "status": record.status,
+        "tags": list(record.tags),
+        "created_at": record.created_at.isoformat(timespec="seconds"),
+        "updated_at": record.updated_at.isoformat(timespec="seconds"),
+        "title": record.title,
+        "size": record.size,
+        "trashed": record.trashed,
+        "content": record.body if with_content else None,
+    }
+
+
+def _iso(value: dt.datetime | None) -> str | None:
+    return None if value is None else value.isoformat(timespec="seconds")
