@@ -209,7 +209,10 @@ class Memories:
         written = folder.append(entry, title=title)
         archived = []
         if archive:
-            for source in summary.sources:
+            # What was summarised: what a chat model was sent (the oldest may be left out
+            # over its input budget), or every passage the extractive summariser weighed.
+            fed = summary.sources if summary.method.startswith("llm:") else _names(passages)
+            for source in fed:
                 if source == written.name or memory_kind(source + ".md") == "long_term":
                     continue
                 folder.update(source, status="archived")
@@ -269,6 +272,10 @@ class FlushOutcome:
             "archived": list(self.archived),
             "message": self.message,
         }
+
+
+def _names(passages: Sequence[Passage]) -> list[str]:
+    return list(dict.fromkeys(p.source for p in passages))
 
 
 def _name(path: str) -> str:

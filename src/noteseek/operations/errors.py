@@ -79,6 +79,10 @@ def as_operation_error(exc: BaseException) -> OperationError | None:
     memory = _memory_error(exc, message)
     if memory is not None:
         return memory
+    from noteseek.embed.chat import ChatError
+
+    if isinstance(exc, ChatError):  # the flush endpoint failed: the request was fine
+        return Unavailable(message)
     if isinstance(exc, ValueError):  # the engine's precise messages (ConfigError included)
         return Invalid(message)
     return None

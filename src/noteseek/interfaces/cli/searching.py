@@ -60,6 +60,12 @@ def search(
         str | None,
         typer.Option("--mode", "-m", help="hybrid (default), keyword or semantic."),
     ] = None,
+    source: Annotated[
+        str | None,
+        typer.Option(
+            "--source", help="docs (default): notes and docs; memory: agent memories; all."
+        ),
+    ] = None,
     min_score: Annotated[
         float | None, typer.Option("--min-score", help="Drop results scoring below this (0-1).")
     ] = None,
@@ -122,6 +128,7 @@ def search(
         "where": where,
         "min_score": min_score,
         "explain": explain or None,
+        "source": source,
     }
     if not hypothesis:
         args["mode"] = mode
@@ -143,7 +150,7 @@ def search(
     if as_json:
         out.print_json(json.dumps(response, ensure_ascii=False))
     else:
-        _print_hits(hits, explain, full or bool(expand))
+        print_hits(hits, explain, full or bool(expand))
         for warning in response["warnings"]:
             err.print(f"[yellow]note:[/] {escape(warning)}")
         if "compression" in response:
@@ -198,7 +205,7 @@ def _rich_snippet(snippet: str) -> str:
     )
 
 
-def _print_hits(hits: list[dict[str, Any]], explain: bool, full: bool) -> None:
+def print_hits(hits: list[dict[str, Any]], explain: bool, full: bool) -> None:
     for hit in hits:
         start, end = hit["start_line"], hit["end_line"]
         lines = f"{start}-{end}" if end != start else str(start)
