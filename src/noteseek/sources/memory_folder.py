@@ -1,0 +1,593 @@
+"""Writing an agent memory folder as plain files: create, append, update, delete, restore,
+read, list and stats, with no index involved.
+
+The files stay the source of truth that a person can read, diff and edit; the index is derived
+from them by the scanning source. So every write is atomic (a hidden temporary file in the same
+folder, fsync, rename, fsync of the folder), holds the folder's lock file (agents in several
+processes may write at once), is bounded in size, and never rewrites a file it cannot read
+faithfully (invalid frontmatter, not UTF-8): such a file is reported, and left for a person to
+fix. The layout, the names, the field values, the errors and :class:`MemoryRecord` are in
+:mod:`noteseek.sources.memory_format`.
+"""
+
+from __future__ import annotations
+
+import builtins
+import dataclasses
+import datetime as dt
+import os
+import secrets
+import stat
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import filelock
+
+from noteseek.sources import memory_format as fmt
+from noteseek.sources.memory_format import (
+    MEMORY_STATUSES,
+    MEMORY_TYPES,
+    TRASH,
+    InvalidMemory,
+    MemoryFolderError,
+    MemoryKind,
+    MemoryRecord,
+    NotFound,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class WriteResult:
+    """What a write did. ``created`` is True when the call added something (a memory, a log
+    entry); False when it was there already (identical, or ``duplicate_of`` another memory),
+    and for update, delete and restore."""
+
+    name: str
+    path: Path
+    created: bool
+    duplicate_of: str | None
+    message: str
+
+
+@dataclass(slots=True)
+class ListResult:
+    records: list[MemoryRecord] = field(default_factory=list)
+    """Newest first, without bodies."""
+    problems: list[tuple[str, str]] = field(default_factory=list)
+    """(name, reason) of files that could not be read: reported, never fatal."""
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryStats:
+    memories: int
+    """Memory files outside the trash, daily logs and the long-term file included."""
+    by_type: dict[str, int]
+    by_status: dict[str, int]
+    daily_logs: int
+    total_bytes: int
+    trash: int
+    oldest: dt.datetime | None
+    newest: dt.datetime | None
+    problems: int
+
+
+class MemoryFolder:
+    """An agent memory folder (``MEMORY.md``, ``memory/YYYY-MM-DD.md``, named memories,
+    ``.trash/``), written and read as plain files.
+
+    Names are paths relative to the folder without ``.md`` (a trailing ``.md`` is accepted);
+    daily logs are ``memory/YYYY-MM-DD`` and the long-term file is ``MEMORY``. ``max_bytes``
+    bounds one text; a file may grow to four times that by appending. ``clock`` gives the
+    current time (aware, or naive meaning local time).
+    """
+
+    def __init__(
+        self,
+        path: Path | str,
+        *,
+        max_bytes: int = 262_144,
+        lock_timeout: float = 10.0,
+        clock: Callable[[], dt.datetime] | None = None,
+    ) -> None:
+        if max_bytes < 1:
+            raise ValueError("max_bytes must be positive")
+        self.path = Path(os.path.abspath(Path(path).expanduser()))
+        self.max_bytes = max_bytes
+        self.max_file_bytes = max_bytes * 4
+        self.lock_timeout = lock_timeout
+        self._clock = clock or dt.datetime.now
+        # Writes hold the lock for milliseconds: poll often, so waiting writers follow soon.
+        lock_path = str(self.path / fmt.LOCK_NAME)
+        self._lock = filelock.FileLock(lock_path, timeout=lock_timeout, poll_interval=0.005)
+
+    # -- writing -----------------------------------------------------------------------------
+
+    def create(
+        self,
+        name: str,
+        body: str,
+        *,
+        type: str = "fact",
+        tags: Iterable[str] | str = (),
+        status: str = "active",
+        links: Iterable[str] | str = (),
+        title: str | None = None,
+    ) -> WriteResult:
+        """Write a new named memory. An existing memory of that name is returned unchanged
+        when it holds the same (type, status, tags, title, text), and is a :class:`Conflict`
+        otherwise; a memory that already holds the same text is returned as ``duplicate_of``.
+        ``links`` become a last line ``Related: [[a]], [[b]]``."""
+        rel = fmt.check_name(name, new=True)
+        kind_type = fmt.check_choice("type", type, MEMORY_TYPES)
+        kind_status = fmt.check_choice("status", status, MEMORY_STATUSES)
+        tag_list, link_list = fmt.clean_tags(tags), fmt.clean_links(links)
+        heading, text = fmt.take_title(
+            fmt.clean_title(title), fmt.clean_text("body", body, self.max_bytes)
+        )
+        related = ", ".join(f"[[{link}]]" for link in link_list)
+        rest = "\n\n".join(p for p in (text, related and f"Related: {related}") if p)
+        with self._writing() as base:
+            apparent, real = self._resolve(base, rel)
+            if os.path.lexists(apparent):
+                wanted = (kind_type, kind_status, tag_list, heading, rest)
+                return self._same_or_conflict(apparent, real, rel, wanted)
+            duplicate = self._find_duplicate(base, text) if text else None
+            if duplicate is not None:
+                message = f"memory {duplicate.name!r} already holds this text; nothing written"
+                return WriteResult(duplicate.name, duplicate.path, False, duplicate.name, message)
+            now = self._now()
+            keys = ("type", "status", "tags", "created_at", "updated_at")
+            values: tuple[Any, ...] = (kind_type, kind_status, tag_list, now, now)
+            frontmatter = dict(zip(keys, values, strict=True))
+            top = f"# {heading}" if heading else ""
+            body_text = "\n\n".join(p for p in (top, rest) if p)
+            self._write(real, f"{fmt.render_frontmatter(frontmatter)}\n{body_text}\n", rel)
+        return WriteResult(rel, Path(apparent), True, None, f"created memory {rel!r}")
+
+    def append(
+        self, text: str, *, title: str | None = None, when: dt.datetime | None = None
+    ) -> WriteResult:
+        """Append an entry (``## HH:MM title``) to the daily log of ``when`` (default now),
+        creating the folder and the log as needed; an entry already in that log is skipped."""
+        entry_text = fmt.clean_text("text", text, self.max_bytes)
+        heading = fmt.clean_title(title)
+        moment = fmt.local_time(when) if when is not None else self._now()
+        name = fmt.daily_name(moment.date())
+        header = f"## {moment:%H:%M}" + (f" {heading}" if heading else "")
+        with self._writing() as base:
+            apparent, real = self._resolve(base, name)
+            if os.path.lexists(apparent):
+                old = self._read_file(real, name)[0]
+                if fmt.has_entry(old.decode("utf-8", "replace"), entry_text):
+                    message = f"{name} already has this entry; nothing written"
+                    return WriteResult(name, Path(apparent), False, None, message)
+                old += b"" if old.endswith(b"\n") or not old else b"\n"
+            else:
+                old = f"# {moment.date().isoformat()}\n".encode()
+            self._write(real, old + f"\n{header}\n\n{entry_text}\n".encode(), name)
+        return WriteResult(name, Path(apparent), True, None, f"appended an entry to {name}")
+
+    def update(
+        self,
+        name: str,
+        *,
+        body: str | None = None,
+        type: str | None = None,
+        tags: Iterable[str] | str | None = None,
+        status: str | None = None,
+        title: str | None = None,
+        append_text: str | None = None,
+    ) -> WriteResult:
+        """Change a memory: ``body`` replaces the text after its title heading (a Related line
+        included), ``append_text`` adds a paragraph, ``title`` sets the heading; frontmatter
+        keys a person added and ``created_at`` are kept, ``updated_at`` is set. A daily log or
+        the long-term file without frontmatter gets some only when type, tags or status is set.
+        """
+        rel = fmt.check_name(name)
+        if all(v is None for v in (body, type, tags, status, title, append_text)):
+            raise InvalidMemory(
+                "nothing to update: give body, append_text, title, type, tags or status"
+            )
+        fields: dict[str, Any] = {}
+        if type is not None:
+            fields["type"] = fmt.check_choice("type", type, MEMORY_TYPES)
+        if status is not None:
+            fields["status"] = fmt.check_choice("status", status, MEMORY_STATUSES)
+        if tags is not None:
+            fields["tags"] = fmt.clean_tags(tags)
+        new_body = None if body is None else fmt.clean_text("body", body, self.max_bytes)
+        extra = (
+            None
+            if append_text is None
+            else fmt.clean_text("append_text", append_text, self.max_bytes)
+        )
+        heading = fmt.clean_title(title)
+        with self._writing() as base:
+            apparent, real = self._resolve(base, rel)
+            if not os.path.isfile(real):
+                raise NotFound(f"no memory named {rel!r}; list the memories to see their names")
+            data, st = self._read_file(real, rel)
+            doc = fmt.parse_text(fmt.decode_text(data, rel), rel, "it was not changed")
+            raw = fmt.raw_frontmatter(doc.yaml)
+            out_body = doc.body
+            text_changed = heading is not None or new_body is not None or extra is not None
+            if text_changed:
+                top, rest = fmt.split_heading(doc.body)
+                if heading is not None:
+                    top = f"# {heading}"
+                    if "title" in raw:
+                        raw["title"] = heading
+                rest = rest.strip("\n") if new_body is None else new_body
+                if extra is not None:
+                    rest = fmt.add_paragraph(rest, extra)
+                out_body = (f"{top}\n\n" if top else "") + rest + "\n"
+            if "tags" in fields:
+                raw.pop("tag", None)  # one place for tags: both keys would be read as one list
+            raw.update(fields)
+            named = fmt.memory_kind(f"{rel}.md") == "memory"
+            if doc.yaml is not None or fields or named:
+                if named and "created_at" not in raw:
+                    raw["created_at"] = _mtime(st)  # what listings showed as its creation
+                raw["updated_at"] = self._now()
+                if doc.yaml is not None and not text_changed:
+                    out = fmt.render_frontmatter(raw) + doc.body  # the text exactly as it was
+                else:
+                    out = fmt.render_frontmatter(raw) + "\n" + out_body.lstrip("\n")
+            elif fmt.split_frontmatter(out_body)[0] is not None:
+                raise InvalidMemory(
+                    f"{rel}: the new text would start with a '---' block that reads as "
+                    "frontmatter; start it with something else"
+                )
+            else:
+                out = out_body
+            self._write(real, out, rel)
+        return WriteResult(rel, Path(apparent), False, None, f"updated memory {rel!r}")
+
+    def delete(self, name: str) -> WriteResult:
+        """Move a memory into ``.trash/`` at the same relative path (with a ``~timestamp``
+        suffix when an older copy is already there); the result's name is the trash name."""
+        rel = fmt.check_name(name)
+        with self._writing() as base:
+            apparent = self._resolve(base, rel)[0]
+            if not os.path.isfile(apparent):
+                raise NotFound(f"no memory named {rel!r}; list the memories to see their names")
+            trash_rel = rel
+            if self._trash_versions(base, rel):
+                stamp, n = fmt.trash_stamp(self._now()), 1
+                trash_rel = f"{rel}~{stamp}"
+                while os.path.lexists(self._resolve(base, trash_rel, trash=True)[0]):
+                    n += 1
+                    trash_rel = f"{rel}~{stamp}-{n}"
+            target = self._resolve(base, trash_rel, trash=True)[0]
+            self._move(apparent, target, rel)
+        trashed = f"{TRASH}/{trash_rel}"
+        message = f"moved {rel!r} to the trash as {trashed!r}; restore brings it back"
+        return WriteResult(trashed, Path(target), False, None, message)
+
+    def restore(self, name: str) -> WriteResult:
+        """Move a trashed memory back: ``name`` is its trash name (``.trash/...``) or its
+        original name (then the most recently deleted copy); refused when the name is taken."""
+        chosen: str | None = None
+        if isinstance(name, str) and name.startswith(TRASH + "/"):
+            chosen, original = fmt.parse_trash_name(name)
+        else:
+            original = fmt.check_name(name)
+        with self._writing() as base:
+            if chosen is None:
+                versions = self._trash_versions(base, original)
+                if not versions:
+                    raise NotFound(
+                        f"no deleted memory named {original!r} is in the trash; list with "
+                        "include_trash to see what is there"
+                    )
+                chosen = versions[0]
+            source = self._resolve(base, chosen, trash=True)[0]
+            if not os.path.isfile(source):
+                raise NotFound(f"{TRASH}/{chosen} is not in the trash")
+            target = self._resolve(base, original)[0]
+            if os.path.lexists(target):
+                raise fmt.Conflict(
+                    f"cannot restore {original!r}: a memory with that name exists; delete or "
+                    "update that one instead"
+                )
+            self._move(source, target, original)
+        message = f"restored {TRASH}/{chosen} as {original!r}"
+        return WriteResult(original, Path(target), False, None, message)
+
+    # -- reading -----------------------------------------------------------------------------
+
+    def read(self, name: str) -> MemoryRecord:
+        """One memory with its body (a trash name ``.trash/...`` reads a deleted one)."""
+        trashed = isinstance(name, str) and name.startswith(TRASH + "/")
+        if trashed:
+            rel, original = fmt.parse_trash_name(name)
+        else:
+            rel = original = fmt.check_name(name)
+        base = os.path.realpath(self.path)
+        apparent, real = self._resolve(base, rel, trash=trashed)
+        if not os.path.isfile(real):
+            raise NotFound(f"no memory named {name!r}; list the memories to see their names")
+        shown = f"{TRASH}/{rel}" if trashed else rel
+        kind = fmt.memory_kind(f"{original}.md") or "memory"
+        return self._record(apparent, real, shown, kind, trashed)
+
+    def stats(self) -> MemoryStats:
+        """Counts over the folder (trash apart), and how many files could not be read."""
+        listed = self.list(include_trash=True)
+        live = [r for r in listed.records if not r.trashed]
+        created = [r.created_at for r in live]
+        return MemoryStats(
+            memories=len(live),
+            by_type=dict(Counter(r.type for r in live)),
+            by_status=dict(Counter(r.status for r in live)),
+            daily_logs=sum(r.kind == "daily" for r in live),
+            total_bytes=sum(r.size for r in live),
+            trash=len(listed.records) - len(live),
+            oldest=min(created, default=None),
+            newest=max(created, default=None),
+            problems=len(listed.problems),
+        )
+
+    def list(
+        self,
+        *,
+        type: str | None = None,
+        tags: Iterable[str] | str = (),
+        status: str | None = None,
+        after: dt.datetime | None = None,
+        before: dt.datetime | None = None,
+        include_trash: bool = False,
+    ) -> ListResult:
+        """Memories (without bodies), newest first, filtered: every tag must be present (case
+        apart; ``project`` matches ``project/atlas``), created at or after ``after`` and before
+        ``before``. Files that cannot be read are reported in ``problems``."""
+        want_type = None if type is None else fmt.check_choice("type", type, MEMORY_TYPES)
+        want_status = (
+            None if status is None else fmt.check_choice("status", status, MEMORY_STATUSES)
+        )
+        want_tags = [t.casefold() for t in fmt.clean_tags(tags)]
+        start, end = (None if v is None else fmt.local_time(v) for v in (after, before))
+        result = ListResult()
+        base = os.path.realpath(self.path)
+        for name, apparent, real, kind, trashed in self._memory_files(
+            base, include_trash, result.problems
+        ):
+            try:
+                record = self._record(apparent, real, name, kind, trashed)
+            except (MemoryFolderError, OSError) as exc:
+                result.problems.append((name, _reason(exc)))
+                continue
+            have = [t.casefold() for t in record.tags]
+            if (
+                want_type in (None, record.type)
+                and want_status in (None, record.status)
+                and all(any(h == t or h.startswith(t + "/") for h in have) for t in want_tags)
+                and (start is None or record.created_at >= start)
+                and (end is None or record.created_at < end)
+            ):
+                result.records.append(dataclasses.replace(record, body=None))
+        result.records.sort(key=lambda r: r.name)
+        result.records.sort(key=lambda r: r.created_at, reverse=True)
+        return result
+
+    # -- internals ---------------------------------------------------------------------------
+
+    @contextmanager
+    def _writing(self) -> Iterator[str]:
+        """Hold the folder's lock (creating the folder first); yields its real path."""
+        try:
+            _make_dirs(str(self.path))
+        except OSError as exc:
+            raise MemoryFolderError(f"cannot create the memory folder: {_reason(exc)}") from exc
+        try:
+            self._lock.acquire()
+        except filelock.Timeout:
+            raise fmt.Busy(
+                f"another writer has held the memory folder's lock for {self.lock_timeout:g} s; "
+                "try again in a moment"
+            ) from None
+        try:
+            yield os.path.realpath(self.path)
+        finally:
+            self._lock.release()
+
+    def _now(self) -> dt.datetime:
+        return fmt.local_time(self._clock()).replace(microsecond=0)
+
+    def _resolve(self, base: str, rel: str, *, trash: bool = False) -> tuple[str, str]:
+        """(path as named, real path) of a memory's file, refused when symbolic links take it
+        out of the folder, or onto a file that is not a memory (or not in the trash)."""
+        apparent = os.path.join(base, *((TRASH,) if trash else ()), f"{rel}.md")
+        real = os.path.realpath(apparent)
+        real_rel = os.path.relpath(real, base).replace(os.sep, "/")
+        inner = real_rel.removeprefix(TRASH + "/") if trash else real_rel
+        if trash and inner != real_rel:
+            inner = fmt.split_trash_name(inner[:-3])[0] + ".md"
+        if (
+            (trash and inner == real_rel)
+            or real_rel.startswith("../")
+            or not fmt.memory_kind(inner)
+        ):
+            raise fmt.InvalidName(
+                f"memory name {rel!r} leads outside the memory folder (or to a file that is not "
+                "a memory) through a symbolic link; choose another name"
+            )
+        return apparent, real
+
+    def _read_file(self, path: str, name: str) -> tuple[bytes, os.stat_result]:
+        with open(path, "rb") as fh:
+            st = os.fstat(fh.fileno())
+            data = fh.read(self.max_file_bytes + 1)
+        if len(data) > self.max_file_bytes:
+            raise fmt.TooLarge(
+                f"{name} is larger than the limit of {self.max_file_bytes} bytes per file "
+                "(4 x max_bytes); split it by hand"
+            )
+        return data, st
+
+    def _write(self, path: str, text: str | bytes, name: str) -> None:
+        data = text.encode() if isinstance(text, str) else text
+        if len(data) > self.max_file_bytes:
+            raise fmt.TooLarge(
+                f"{name} would grow to {len(data)} bytes, past the limit of "
+                f"{self.max_file_bytes} bytes per file (4 x max_bytes); start a new memory, or "
+                "flush the log into a summary"
+            )
+        try:
+            _write_atomic(path, data)
+        except OSError as exc:
+            raise MemoryFolderError(f"could not write {name}: {_reason(exc)}") from exc
+
+    def _move(self, source: str, target: str, name: str) -> None:
+        try:
+            _make_dirs(os.path.dirname(target))
+            os.rename(source, target)
+        except OSError as exc:
+            raise MemoryFolderError(f"could not move {name}: {_reason(exc)}") from exc
+        _fsync_dir(os.path.dirname(source))
+        _fsync_dir(os.path.dirname(target))
+
+    def _record(
+        self, apparent: str, real: str, name: str, kind: MemoryKind, trashed: bool
+    ) -> MemoryRecord:
+        data, st = self._read_file(real, name)
+        return fmt.build_record(name, Path(apparent), kind, data, _mtime(st), trashed=trashed)
+
+    def _memory_files(
+        self, base: str, include_trash: bool, problems: builtins.list[tuple[str, str]]
+    ) -> Iterator[tuple[str, str, str, MemoryKind, bool]]:
+        """(name, path, real path, kind, trashed) of every memory file, in name order; links
+        leading out of the folder and links to folders are reported, not followed."""
+        tops = [(base, False)]
+        if include_trash and os.path.isdir(os.path.join(base, TRASH)):
+            tops.append((os.path.join(base, TRASH), True))
+        for top, trashed in tops:
+            for dirpath, dirnames, filenames in os.walk(top):
+                rel_dir = os.path.relpath(dirpath, top).replace(os.sep, "/")
+                prefix = "" if rel_dir == "." else rel_dir + "/"
+                dirnames[:] = sorted(d for d in dirnames if not d.startswith((".", "~")))
+                for d in [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]:
+                    problems.append((prefix + d, "a symbolic link to a folder; not followed"))
+                for filename in sorted(filenames):
+                    rel = prefix + filename
+                    original = fmt.split_trash_name(rel[:-3])[0] + ".md" if trashed else rel
+                    kind = fmt.memory_kind(original) if rel.endswith(".md") else None
+                    if kind is None:
+                        continue
+                    name = f"{TRASH}/{rel[:-3]}" if trashed else rel[:-3]
+                    try:
+                        real = self._resolve(base, rel[:-3], trash=trashed)[1]
+                    except fmt.InvalidName:
+                        problems.append((name, "a symbolic link leading out of the memory folder"))
+                        continue
+                    yield name, os.path.join(dirpath, filename), real, kind, trashed
+
+    def _find_duplicate(self, base: str, text: str) -> MemoryRecord | None:
+        want = fmt.normalise(fmt.core_text(text))
+        for name, apparent, real, kind, _ in self._memory_files(base, False, []):
+            try:
+                record = self._record(apparent, real, name, kind, False)
+            except (MemoryFolderError, OSError):
+                continue
+            if fmt.normalise(fmt.core_text(record.body or "")) == want:
+                return record
+        return None
+
+    def _same_or_conflict(
+        self, apparent: str, real: str, rel: str, wanted: tuple[Any, ...]
+    ) -> WriteResult:
+        """The memory already at ``rel``: returned when it holds ``wanted`` (type, status,
+        tags, title, text), else :class:`Conflict`."""
+        kind = fmt.memory_kind(f"{rel}.md") or "memory"
+        try:
+            r = self._record(apparent, real, rel, kind, False)
+        except (MemoryFolderError, OSError) as exc:
+            raise fmt.Conflict(f"a memory named {rel!r} already exists ({_reason(exc)})") from exc
+        type_, status, tags, title, rest = wanted
+        if (
+            (r.type, r.status, r.title) == (type_, status, title)
+            and [t.casefold() for t in r.tags] == [t.casefold() for t in tags]
+            and fmt.normalise(r.body or "") == fmt.normalise(rest)
+        ):
+            return WriteResult(rel, r.path, False, None, f"memory {rel!r} exists with this content")
+        raise fmt.Conflict(
+            f"a memory named {rel!r} already exists with different content; use update to "
+            "change it, or choose another name"
+        )
+
+    def _trash_versions(self, base: str, rel: str) -> builtins.list[str]:
+        """Trash names of the deleted copies of ``rel``, most recently deleted first."""
+        folder, _, stem = rel.rpartition("/")
+        try:
+            entries = os.listdir(os.path.join(base, TRASH, folder))
+        except OSError:
+            return []
+        return [f"{folder}/{v}" if folder else v for v in fmt.trash_versions(entries, stem)]
+
+
+def _mtime(st: os.stat_result) -> dt.datetime:
+    return dt.datetime.fromtimestamp(int(st.st_mtime)).astimezone()
+
+
+def _reason(exc: BaseException) -> str:
+    return (exc.strerror or str(exc)) if isinstance(exc, OSError) else str(exc)
+
+
+# -- files -------------------------------------------------------------------------------------
+
+
+def _write_atomic(path: str, data: bytes) -> None:
+    """Replace ``path`` by ``data`` so that readers see the old file or the new one, never a
+    part: a hidden temporary file in the same folder (removed on any error), fsync, rename,
+    fsync of the folder. An existing file's permissions are kept."""
+    folder = os.path.dirname(path)
+    _make_dirs(folder)
+    temp = os.path.join(folder, f".{os.path.basename(path)}.{secrets.token_hex(6)}.tmp")
+    try:
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        with os.fdopen(fd, "wb") as fh:
+            with suppress(OSError):
+                os.fchmod(fh.fileno(), stat.S_IMODE(os.stat(path).st_mode))
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(temp, path)
+    except BaseException:
+        with suppress(OSError):
+            os.unlink(temp)
+        raise
+    _fsync_dir(folder)
+
+
+def _make_dirs(path: str) -> None:
+    """Create ``path`` and its missing parents, each made durable in its parent."""
+    if os.path.isdir(path):
+        return
+    parent = os.path.dirname(path)
+    if parent and parent != path:
+        _make_dirs(parent)
+    try:
+        os.mkdir(path)
+    except FileExistsError:
+        if not os.path.isdir(path):
+            raise
+    else:
+        _fsync_dir(parent)
+
+
+def _fsync_dir(path: str) -> None:
+    """Make a folder's entries durable (a rename is not, until its folder is synced)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
