@@ -36,14 +36,23 @@ METHODS = {
         "(query, *, top_k=None, paths=(), tags=(), roots=(), after=None, before=None, "
         "where=(), mode=None, explain=False, with_text=False, snippets=True, "
         "exclude_paths=(), min_score=0.0, compressed=False, similarity_threshold=0.85, "
-        "hypothesis=False, expand_chars=0)"
+        "hypothesis=False, expand_chars=0, source='docs', doc_ids=None)"
+    ),
+    "memory_roots": "()",
+    "memory_root": "()",
+    "memory_folder": "(root=None)",
+    "memory_files": "()",
+    "memory_selection": "(*, type=None, status=None, created_after=None, created_before=None)",
+    "memory_links": "(target)",
+    "flush_memories": (
+        "(folder, *, doc_ids=None, tags=(), max_chars=None, dry_run=False, archive=False)"
     ),
     "search_with_hypothesis": "(hypothesis, top_k=None, **filters)",
     "status": "()",
     "update_paths": "(root_name, rels)",
     "vector_index": "()",
 }
-"""Each public method's parameters (names, kinds, defaults), as they were before the split."""
+"""Each public method's parameters (names, kinds, defaults): the facade's public API."""
 
 
 def test_the_facade_keeps_every_method_and_signature(tmp_path: Path) -> None:

@@ -40,6 +40,17 @@ TOOLS = {
     "get_neighbourhood",
     "index_status",
     "reindex",
+    "create_memory",
+    "append_memory",
+    "update_memory",
+    "delete_memory",
+    "restore_memory",
+    "read_memory",
+    "list_memories",
+    "memory_stats",
+    "search_memories",
+    "search_linked_memories",
+    "flush_memories",
 }
 
 
@@ -85,6 +96,7 @@ def test_tools_are_listed_with_strict_schemas(vault: Path, tmp_path: Path) -> No
                 "after",
                 "before",
                 "where",
+                "source",
                 "min_score",
                 "excluded_files",
                 "expand_chars",

@@ -25,8 +25,8 @@ from typing import Any, Concatenate, Generic, ParamSpec, Self, TypeVar, overload
 
 from noteseek.config import LoadedConfig, load_settings
 from noteseek.engine.indexing import Indexing
-from noteseek.engine.opening import choose_index
 from noteseek.engine.memory import Memories
+from noteseek.engine.opening import choose_index
 from noteseek.engine.reading import Reading
 from noteseek.engine.results import Ambiguous, GetResult, NotFound, SearchResponse
 from noteseek.engine.searching import Searching

@@ -19,12 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from noteseek.config import ConfigError
-from noteseek.engine.results import NotFound
+from noteseek.embed.chat import ChatClient
 from noteseek.engine.reading import Reading
+from noteseek.engine.results import NotFound
 from noteseek.engine.state import IndexState
 from noteseek.graph.links import placeholder
-from noteseek.sources.memory import MEMORY_KIND
-from noteseek.embed.chat import ChatClient
 from noteseek.search.summarize import (
     ChatSummarizer,
     ExtractiveSummarizer,
@@ -32,6 +31,7 @@ from noteseek.search.summarize import (
     Summarizer,
     load_prompt,
 )
+from noteseek.sources.memory import MEMORY_KIND
 from noteseek.sources.memory_folder import MemoryFolder, WriteResult
 from noteseek.sources.memory_format import daily_date, memory_kind
 from noteseek.store.base import FileRow
@@ -139,7 +139,9 @@ class Memories:
         try:
             node = self.reading.resolve_file(target).doc_id
         except NotFound:
-            node = placeholder(target)  # a ghost node: no such document (yet)
+            # A note name as a wikilink gives it ([[auth]]), else a ghost node: a document
+            # that does not exist (or is not indexed) yet.
+            node = graph.resolver.resolve_name(target) or placeholder(target)
         memories = {d.doc_id for d in graph.docs.values() if d.memory}
         links = [
             MemoryLink(e.source, e.target, e.type, e.line, e.context)
@@ -147,7 +149,6 @@ class Memories:
             if e.source in memories
         ]
         return node, links
-
 
     # -- flush -------------------------------------------------------------------------------
 
@@ -197,13 +198,21 @@ class Memories:
             return FlushOutcome(
                 dry_run, summary.method, len(passages), [], "", None, [], "nothing to summarise"
             )
-        entry = summary.text.rstrip() + "\n\nSources: " + ", ".join(
-            f"[[{source}]]" for source in summary.sources
+        entry = (
+            summary.text.rstrip()
+            + "\n\nSources: "
+            + ", ".join(f"[[{source}]]" for source in summary.sources)
         )
         title = f"Memory summary ({len(summary.sources)} memories, {summary.method})"
         if dry_run:
             return FlushOutcome(
-                True, summary.method, len(passages), summary.sources, entry, None, [],
+                True,
+                summary.method,
+                len(passages),
+                summary.sources,
+                entry,
+                None,
+                [],
                 f"dry run: would append to today's daily log under '{title}'",
             )
         written = folder.append(entry, title=title)
@@ -218,7 +227,13 @@ class Memories:
                 folder.update(source, status="archived")
                 archived.append(source)
         return FlushOutcome(
-            False, summary.method, len(passages), summary.sources, entry, written, archived,
+            False,
+            summary.method,
+            len(passages),
+            summary.sources,
+            entry,
+            written,
+            archived,
             written.message + (f"; archived {len(archived)} memories" if archived else ""),
         )
 

@@ -131,6 +131,10 @@ def placeholder(name: str) -> str:
     return "?" + " ".join(stem.split()).casefold()
 
 
+_NOWHERE = DocInfo("", "", "", "")
+"""The linking document of a name looked up on its own (a search for what links to it)."""
+
+
 class Resolver:
     """Resolves link targets against a set of documents (see the module docstring)."""
 
@@ -166,6 +170,12 @@ class Resolver:
         if kind == "embed":  # ![[Note]] or ![x](path): either form
             return self._wikilink(doc, clean) or self._markdown(doc, clean)
         return self._wikilink(doc, clean)
+
+    def resolve_name(self, name: str) -> str | None:
+        """The doc_id a wikilink ``[[name]]`` written nowhere in particular points at (no
+        root is preferred), or None."""
+        clean = _DENDRON_VAULT_RE.sub("", name.strip().replace("\\", "/")).partition("#")[0]
+        return self._wikilink(_NOWHERE, clean.strip()) if clean.strip() else None
 
     def _markdown(self, doc: DocInfo, target: str) -> str | None:
         folder = posixpath.dirname(doc.path)

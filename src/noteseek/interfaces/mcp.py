@@ -49,6 +49,13 @@ def render_text(name: str, payload: dict[str, Any]) -> str:
             )
         for w in payload["warnings"]:
             lines.append(f"warning: {w}")
+        if "target" in payload:  # search_linked_memories: every memory link, typed
+            ghost = " (no such document yet)" if payload["ghost"] else ""
+            lines.append(f"memory links to {payload['target']}{ghost}:")
+            for link in payload["links"]:
+                lines.append(
+                    f"  {link['type']}: {link['memory']}:{link['line']} “{link['context']}”"
+                )
         for r in payload["results"]:
             where = " > ".join(r["heading_path"])
             ranks = ", ".join(f"{lane} #{rank}" for lane, rank in r["lanes"].items())
@@ -62,6 +69,10 @@ def render_text(name: str, payload: dict[str, Any]) -> str:
             body = r.get("content") or r.get("snippet") or ""
             lines.append(body + (" [truncated]" if r.get("truncated") else ""))
         return "\n".join(lines)
+    if "indexed" in payload and "message" in payload:  # a memory write
+        return (
+            f"{payload['message']} ({payload['root']}/{payload['name']}.md; {payload['indexed']})"
+        )
     if name == "get_document":
         start = payload["from_line"]
         numbered = [

@@ -108,7 +108,9 @@ class MemoryRef(Params):
 
 class ListMemories(MemoryFilters):
     include_trash: bool = Field(default=False, description="List deleted memories too.")
-    limit: Int = Field(default=100, ge=1, le=1000, description="Most memories listed, newest first.")
+    limit: Int = Field(
+        default=100, ge=1, le=1000, description="Most memories listed, newest first."
+    )
 
 
 class SearchMemories(MemoryFilters):

@@ -8,8 +8,8 @@ new capability is one entry here plus the engine method it runs.
 from __future__ import annotations
 
 from noteseek.operations import admin, reading, search
-from noteseek.operations.memory_table import MEMORY_OPERATIONS
 from noteseek.operations.errors import ErrorKind, Invalid
+from noteseek.operations.memory_table import MEMORY_OPERATIONS
 from noteseek.operations.params import (
     GetChunk,
     GetDocument,
@@ -19,7 +19,6 @@ from noteseek.operations.params import (
     Hypothesis,
     IndexRoots,
     NoParams,
-    Params,
     QueryCompressed,
     QueryDocuments,
     Rebuild,

@@ -160,7 +160,9 @@ def list_(
     if as_json:
         return
     for item in result["memories"]:
-        tags = f" [cyan]{escape(' '.join('#' + t for t in item['tags']))}[/]" if item["tags"] else ""
+        tags = (
+            f" [cyan]{escape(' '.join('#' + t for t in item['tags']))}[/]" if item["tags"] else ""
+        )
         gone = " [red](in the trash)[/]" if item["trashed"] else ""
         out.print(
             f"{item['created_at'][:16]}  [bold]{escape(item['name'])}[/]  [dim]{item['type']}"
@@ -194,14 +196,18 @@ def stats(as_json: Json = False) -> None:
 def search(
     query: Annotated[str, typer.Argument(help="What to look for.")],
     top_k: Annotated[int | None, typer.Option("--top-k", "-k", help="Results, 1-100.")] = None,
-    mode: Annotated[str | None, typer.Option("--mode", "-m", help="hybrid, keyword, semantic.")] = None,
+    mode: Annotated[
+        str | None, typer.Option("--mode", "-m", help="hybrid, keyword, semantic.")
+    ] = None,
     type_: TypeOpt = None,
     tag: TagOpt = None,
     status: StatusOpt = None,
     days: DaysOpt = None,
     after: AfterOpt = None,
     before: BeforeOpt = None,
-    explain: Annotated[bool, typer.Option(help="Show why each result ranked (recency too).")] = False,
+    explain: Annotated[
+        bool, typer.Option(help="Show why each result ranked (recency too).")
+    ] = False,
     full: Annotated[bool, typer.Option(help="Include each section's full text.")] = False,
     as_json: Json = False,
 ) -> None:
@@ -217,7 +223,9 @@ def linked(
     target: Annotated[str, typer.Argument(help="A document (path or doc id), or a file name.")],
     query: Annotated[str, typer.Argument(help="What to look for in those memories.")],
     top_k: Annotated[int | None, typer.Option("--top-k", "-k", help="Results, 1-100.")] = None,
-    mode: Annotated[str | None, typer.Option("--mode", "-m", help="hybrid, keyword, semantic.")] = None,
+    mode: Annotated[
+        str | None, typer.Option("--mode", "-m", help="hybrid, keyword, semantic.")
+    ] = None,
     as_json: Json = False,
 ) -> None:
     """What do my memories say about this document? Searches the memories linking to it."""
