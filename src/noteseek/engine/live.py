@@ -44,6 +44,7 @@ from noteseek.indexing.indexer import IndexReport
 from noteseek.indexing.lock import WriterLock, read_writer_info
 from noteseek.indexing.watcher import Batch, Watcher
 from noteseek.priority import yield_cpu
+from noteseek.sources.memory import MEMORY_KIND
 
 log = logging.getLogger(__name__)
 
@@ -312,8 +313,14 @@ class IndexService:
 
     def _start_watcher(self, engine: Engine) -> None:
         roots: dict[str, Path] = {}
+        kinds = engine.kinds()
         for name in engine.roots():
             folder = engine.source(name).watch_folder()
+            if folder is not None and kinds.get(name) == MEMORY_KIND:
+                # Agents in other processes write here: watched from the start, not once
+                # the first write has created it.
+                with contextlib.suppress(OSError):
+                    folder.mkdir(parents=True, exist_ok=True)
             if folder is not None:
                 roots[name] = folder
         self.watcher = Watcher(
