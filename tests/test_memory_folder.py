@@ -569,6 +569,8 @@ def test_update_errors(mem: MemoryFolder) -> None:
         mem.update("a")
     with pytest.raises(InvalidMemory, match="type 'idea'"):
         mem.update("a", type="idea")
+    with pytest.raises(InvalidMemory, match="append_text is empty"):
+        mem.update("a", append_text="")
 
 
 # -- hand-edited files -------------------------------------------------------------------------
@@ -812,12 +814,6 @@ def test_a_leading_heading_in_the_body_is_the_title(mem: MemoryFolder, folder: P
     assert (first.created, again.created) == (True, False)
     same_text = mem.create("b", "# Another title\n\nAtlas uses Postgres.")
     assert same_text.duplicate_of == "a"
-
-
-def test_empty_append_text_is_refused(mem: MemoryFolder) -> None:
-    mem.create("a", "text")
-    with pytest.raises(InvalidMemory, match="append_text is empty"):
-        mem.update("a", append_text="")
 
 
 def test_a_trash_entry_linking_to_a_file_that_is_not_markdown_is_refused(
