@@ -113,8 +113,6 @@ def test_constants() -> None:
         ("memory/notadate", "reserved"),
         ("memory/2025-02-30", "not a real date"),
         ("memory/2025-01-01/x", "reserved"),
-        ("Memory/2025-01-01", "letter case"),
-        ("memory", "letter case"),
         ("a\x00b", "U+0000"),
         ("a\nb", "U+000A"),
         ("a\u202eb", "U+202E"),
@@ -124,8 +122,6 @@ def test_constants() -> None:
         ("a//b", "empty segment"),
         ("a/", "empty segment"),
         ("x" * 201, "201 characters"),
-        ("notes.txt", "names a .txt file"),
-        ("a.md.md", "names a .md file"),
         (None, "must be a string"),
     ],
 )
@@ -143,6 +139,10 @@ def test_bad_names_are_refused_precisely(name: object, message: str) -> None:
         ("a ", "space"),
         ("a.", "ends with '.'"),
         ("memory/2025-01-01", "append"),
+        ("Memory/2025-01-01", "letter case"),
+        ("memory", "letter case"),
+        ("notes.txt", "names a .txt file; memories are Markdown files: use 'notes'"),
+        ("a.md.md", "names a .md file"),
     ],
 )
 def test_new_names_are_held_to_plain_characters(name: str, message: str) -> None:
@@ -409,7 +409,10 @@ def _append_many(folder: str, worker: int, count: int) -> None:
 
 
 def test_three_processes_appending_lose_and_tear_nothing(folder: Path) -> None:
-    context = multiprocessing.get_context("spawn")
+    # Forked workers start at once (spawned ones import pytest and noteseek first, seconds on a
+    # loaded machine); either way each is its own process with its own lock file descriptor.
+    methods = multiprocessing.get_all_start_methods()
+    context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
     workers = [
         context.Process(target=_append_many, args=(str(folder), worker, 30)) for worker in range(3)
     ]
@@ -566,6 +569,8 @@ def test_update_errors(mem: MemoryFolder) -> None:
         mem.update("a")
     with pytest.raises(InvalidMemory, match="type 'idea'"):
         mem.update("a", type="idea")
+    with pytest.raises(InvalidMemory, match="append_text is empty"):
+        mem.update("a", append_text="")
 
 
 # -- hand-edited files -------------------------------------------------------------------------
@@ -809,3 +814,39 @@ def test_a_leading_heading_in_the_body_is_the_title(mem: MemoryFolder, folder: P
     assert (first.created, again.created) == (True, False)
     same_text = mem.create("b", "# Another title\n\nAtlas uses Postgres.")
     assert same_text.duplicate_of == "a"
+
+
+def test_a_trash_entry_linking_to_a_file_that_is_not_markdown_is_refused(
+    mem: MemoryFolder, folder: Path
+) -> None:
+    mem.create("a", "text")
+    (folder / TRASH).mkdir()
+    (folder / TRASH / "data.txt").write_text("not a memory\n", encoding="utf-8")
+    os.symlink(folder / TRASH / "data.txt", folder / TRASH / "b.md")
+    with pytest.raises(InvalidName, match="not a memory"):
+        mem.restore(".trash/b")
+    assert not (folder / "b.md").exists()
+
+
+def test_every_listed_name_can_be_read(mem: MemoryFolder, folder: Path) -> None:
+    folder.mkdir()
+    for rel in ("memory.md", "Memory/x.md", "notes.txt.md", "a b/c:d.md"):
+        (folder / rel).parent.mkdir(exist_ok=True)
+        (folder / rel).write_text(f"written by hand as {rel}\n", encoding="utf-8")
+    names = [r.name for r in mem.list().records]
+    assert sorted(names) == ["Memory/x", "a b/c:d", "memory", "notes.txt"]
+    for name in names:
+        assert mem.read(name).body == f"written by hand as {name}.md"
+
+
+def test_update_title_changes_a_title_key_and_the_heading(mem: MemoryFolder, folder: Path) -> None:
+    folder.mkdir()
+    path = folder / "a.md"
+    path.write_text(
+        "---\ntitle: Old\ncreated_at: 2024-05-01\n---\n# Old\n\ntext\n", encoding="utf-8"
+    )
+    assert mem.read("a").created_at == dt.datetime(2024, 5, 1).astimezone()
+    mem.update("a", title="New")
+    assert frontmatter_of(path)["title"] == "New"
+    assert frontmatter_of(path)["created_at"] == dt.date(2024, 5, 1)
+    assert path.read_text(encoding="utf-8").endswith("---\n\n# New\n\ntext\n")

@@ -200,11 +200,9 @@ class MemoryFolder:
         if tags is not None:
             fields["tags"] = fmt.clean_tags(tags)
         new_body = None if body is None else fmt.clean_text("body", body, self.max_bytes)
-        extra = (
-            None
-            if append_text is None
-            else fmt.clean_text("append_text", append_text, self.max_bytes)
-        )
+        extra = None
+        if append_text is not None:
+            extra = fmt.clean_text("append_text", append_text, self.max_bytes)
         heading = fmt.clean_title(title)
         with self._writing() as base:
             apparent, real = self._resolve(base, rel)
@@ -401,14 +399,15 @@ class MemoryFolder:
     def _resolve(self, base: str, rel: str, *, trash: bool = False) -> tuple[str, str]:
         """(path as named, real path) of a memory's file, refused when symbolic links take it
         out of the folder, or onto a file that is not a memory (or not in the trash)."""
-        apparent = os.path.join(base, *((TRASH,) if trash else ()), f"{rel}.md")
+        prefix = TRASH + "/" if trash else ""
+        apparent = os.path.join(base, f"{prefix}{rel}.md")
         real = os.path.realpath(apparent)
         real_rel = os.path.relpath(real, base).replace(os.sep, "/")
-        inner = real_rel.removeprefix(TRASH + "/") if trash else real_rel
-        if trash and inner != real_rel:
+        inner = real_rel.removeprefix(prefix)
+        if trash and inner.endswith(".md"):
             inner = fmt.split_trash_name(inner[:-3])[0] + ".md"
         if (
-            (trash and inner == real_rel)
+            not real_rel.startswith(prefix)
             or real_rel.startswith("../")
             or not fmt.memory_kind(inner)
         ):

@@ -199,19 +199,11 @@ def _check_segment(part: str, shown: str, new: bool) -> None:
 
 
 def _check_layout(name: str, parts: list[str], shown: str, new: bool) -> None:
-    """The names the layout reserves: ``memory/`` (daily logs only), ``MEMORY`` (the long-term
-    file, in its one spelling) and names of files that are not Markdown."""
-    if name.casefold() == "memory" and name != LONG_TERM[:-3]:
-        raise InvalidName(
-            f"memory name {shown} differs from the long-term file MEMORY only in letter case; "
-            "use 'MEMORY' or another name"
-        )
-    if parts[0].casefold() == DAILY_DIR and len(parts) > 1:
-        if parts[0] != DAILY_DIR:
-            raise InvalidName(
-                f"memory name {shown} differs from the daily-log folder '{DAILY_DIR}/' only in "
-                "letter case; choose another folder"
-            )
+    """The names the layout reserves: ``memory/`` holds daily logs only (written by append).
+    A new name may not differ from ``MEMORY`` or ``memory/`` only in letter case (one file on
+    a case-insensitive disk), nor carry the suffix of a file that is not Markdown; existing
+    files with such names, made by hand, stay usable."""
+    if parts[0] == DAILY_DIR and len(parts) > 1:
         if len(parts) != 2 or _DAILY_RE.fullmatch(parts[1]) is None:
             raise InvalidName(
                 f"memory name {shown} is reserved: '{DAILY_DIR}/' holds only daily logs named "
@@ -224,6 +216,18 @@ def _check_layout(name: str, parts: list[str], shown: str, new: bool) -> None:
                 f"memory name {shown} is a daily log; daily logs are written by append, "
                 "one entry at a time"
             )
+    if not new:
+        return
+    if name.casefold() == "memory" and name != LONG_TERM[:-3]:
+        raise InvalidName(
+            f"memory name {shown} differs from the long-term file MEMORY only in letter case; "
+            "use 'MEMORY' or another name"
+        )
+    if parts[0].casefold() == DAILY_DIR and parts[0] != DAILY_DIR and len(parts) > 1:
+        raise InvalidName(
+            f"memory name {shown} differs from the daily-log folder '{DAILY_DIR}/' only in "
+            "letter case; choose another folder"
+        )
     stem, dot, suffix = parts[-1].rpartition(".")
     if dot and stem and suffix.lower() in _FOREIGN_SUFFIXES:
         raise InvalidName(
