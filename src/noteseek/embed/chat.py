@@ -25,7 +25,7 @@ import httpx
 
 # The remote embedder's answer readers, shared rather than copied (see the merge note: they
 # belong in a small shared HTTP helper module both clients import).
-from noteseek.embed.remote import _RETRY_STATUS, _message, _retry_after
+from noteseek.embed.http import RETRY_STATUS, retry_after, server_message
 
 log = logging.getLogger(__name__)
 
@@ -122,12 +122,12 @@ class ChatClient:
             else:
                 if response.status_code == 200:
                     return response
-                # Masked before _message cuts the body short, so no piece of the key survives.
+                # Masked before server_message cuts the body short, so no piece of the key survives.
                 masked = httpx.Response(response.status_code, text=self._mask(response.text))
-                problem = f"HTTP {response.status_code}: {_message(masked)}"
-                if response.status_code not in _RETRY_STATUS:
+                problem = f"HTTP {response.status_code}: {server_message(masked)}"
+                if response.status_code not in RETRY_STATUS:
                     raise self._error(problem)
-                wait = _retry_after(response)
+                wait = retry_after(response)
             if attempt >= self.retries:
                 raise self._error(f"{problem} (gave up after {attempt + 1} attempts)")
             delay = self.backoff * (2**attempt) * (0.5 + random.random() / 2)

@@ -13,14 +13,12 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Sequence
-from typing import Any
 
 import httpx
 import numpy as np
 
 from noteseek.embed.base import EmbeddingError, Vectors, normalize
-
-_RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
+from noteseek.embed.http import RETRY_STATUS, retry_after, server_message
 
 
 class RemoteEmbedder:
@@ -99,10 +97,10 @@ class RemoteEmbedder:
             else:
                 if response.status_code == 200:
                     return self._parse(response, len(texts))
-                problem = f"HTTP {response.status_code}: {_message(response)}"
-                if response.status_code not in _RETRY_STATUS:
+                problem = f"HTTP {response.status_code}: {server_message(response)}"
+                if response.status_code not in RETRY_STATUS:
                     raise EmbeddingError(f"{self.url}: {problem}")
-                wait = _retry_after(response)
+                wait = retry_after(response)
             if attempt >= self.retries:
                 raise EmbeddingError(
                     f"{self.url}: {problem} (gave up after {attempt + 1} attempts)"
@@ -134,26 +132,3 @@ class RemoteEmbedder:
                 f"{matrix.shape[1]}"
             )
         return normalize(matrix)
-
-
-def _message(response: httpx.Response) -> str:
-    try:
-        body: Any = response.json()
-    except ValueError:
-        return response.text[:200]
-    if isinstance(body, dict):
-        err = body.get("error", body)
-        if isinstance(err, dict):
-            return str(err.get("message", err))[:200]
-        return str(err)[:200]
-    return str(body)[:200]
-
-
-def _retry_after(response: httpx.Response) -> float | None:
-    value = response.headers.get("retry-after")
-    if value is None:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        return None

@@ -94,7 +94,7 @@ MEMORY_OPERATIONS: tuple[Operation, ...] = (
     ),
     Operation(
         "read_memory",
-        "One memory's text and fields, by name.",
+        "One memory's text and fields (type, status, tags, dates), by name.",
         MemoryRef,
         MemoryOut,
         memory.read_memory,
