@@ -374,6 +374,30 @@ def test_following_a_wikilink_and_reading_backlinks(web: Watched) -> None:
     assert page.input_value("#q") == "Feature flags"
 
 
+def test_a_memory_linking_to_a_note_shows_in_its_backlinks(web: Watched, server: Server) -> None:
+    headers = {"Authorization": f"Bearer {TOKEN}"}
+    made = httpx.post(
+        f"{server.url}/memories",
+        json={"name": "go-plan", "content": "Plan to rewrite the [[go]] notes with examples."},
+        headers=headers,
+        timeout=30,
+    )
+    assert made.status_code == 201, made.text
+    page = web.page
+    deadline = time.monotonic() + 20
+    while True:
+        web.goto("#/doc/notes/notes/go.md")
+        expect(page.locator("#doc-path")).to_have_text("notes / notes/go.md")
+        memory = page.locator("#backlinks li.memory")
+        if memory.count():
+            break
+        assert time.monotonic() < deadline, "the memory never showed in the backlinks"
+        time.sleep(0.2)
+    assert memory.locator(".ns-memory").inner_text().lower() == "memory"
+    assert "rewrite the [[go]] notes" in memory.locator(".ns-context").inner_text()
+    assert "refactors" in memory.inner_text()
+
+
 def test_a_note_is_read_again_when_opened_again(web: Watched, server: Server) -> None:
     web.goto("#/doc/notes/notes/go.md")
     page = web.page
