@@ -207,15 +207,14 @@ def measure(
 ) -> dict[str, Any]:
     """Index every conversation with these settings, search its questions, score the runs."""
     extra = dict(parse_setting(s) for s in args.set)
-    if chunk_chars:
-        extra[args.chunk_key] = chunk_chars
+    flags = {**extra, **({args.chunk_key: chunk_chars} if chunk_chars else {})}
     tiers = [parse_tier(t) for t in args.recency]
     modes = list(args.modes) + (["hybrid+recency"] if tiers else [])
     runs: dict[str, ModeRun] = {mode: ModeRun() for mode in modes}
     index: dict[str, IndexStats] = {}
     for conversation in evidence_set.conversations:
         label = f"{conversation}-{args.kind}-{args.chunk_key}-{chunk_chars or 'default'}"
-        engine = open_conversation(evidence_set, conversation, index_root / label, args.kind, extra)
+        engine = open_conversation(evidence_set, conversation, index_root / label, args.kind, flags)
         try:
             index[conversation] = build_index(engine)
             queries = evidence_set.queries_of(conversation)

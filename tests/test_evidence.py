@@ -182,9 +182,9 @@ def test_a_run_and_a_set_that_disagree_are_an_error(tmp_path: Path) -> None:
 
 
 # Measured on conv-26 (149 questions), keyword mode, default settings (900-character chunks):
-# recall@10 0.799 (bench/memory_recall.py, docs/evaluation.md). The floor leaves about seven
-# questions of margin, so a ranking change that costs a few questions does not fail here, while
-# a broken line range or chunker does.
+# recall@10 0.799 (the conv-26 keyword row of bench/memory_recall.py). The floor leaves about
+# seven questions of margin, so a ranking change that costs a few questions does not fail here,
+# while a broken line range or chunker does.
 CONV_26_KEYWORD_RECALL10_FLOOR = 0.75
 
 
