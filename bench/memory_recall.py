@@ -144,6 +144,7 @@ def run_mode(
     """Each question's top results in ``mode``, and how long each search took."""
     run = ModeRun()
     options: dict[str, Any] = {"snippets": False, "expand_chars": expand_chars}
+    options["source"] = source_of(engine)
     engine.search(queries[0].text, top_k=FETCH, mode=mode, **options)  # loads the model
     hits_of: dict[str, list[Hit]] = {}
     for query in queries:
@@ -153,6 +154,17 @@ def run_mode(
         hits_of[query.query_id] = hits
     run.results = {qid: retrieved(engine, hits) for qid, hits in hits_of.items()}
     return run
+
+
+def source_of(engine: Engine) -> str:
+    """``memory`` when the conversations are memory roots (the memory defaults apply: recency,
+    no whole-file keyword weight), else ``docs``."""
+    kinds = engine.kinds()
+    return (
+        "memory"
+        if any(k == "memory" and n.startswith("conv-") for n, k in kinds.items())
+        else "docs"
+    )
 
 
 def log_date(path: str) -> date | None:
@@ -179,6 +191,7 @@ def with_recency(
             mode="hybrid",
             snippets=False,
             expand_chars=expand_chars,
+            source=source_of(engine),
         ).hits
 
         def boosted(hit: Hit) -> float:
@@ -215,6 +228,8 @@ def measure(
     for conversation in evidence_set.conversations:
         label = f"{conversation}-{args.kind}-{args.chunk_key}-{chunk_chars or 'default'}"
         engine = open_conversation(evidence_set, conversation, index_root / label, args.kind, flags)
+        if args.expand is None:
+            args.expand = engine.settings.memory.expand_chars if args.kind == "memory" else 0
         try:
             index[conversation] = build_index(engine)
             queries = evidence_set.queries_of(conversation)
@@ -370,7 +385,13 @@ def main() -> int:
     )
     ap.add_argument("--chunk-key", default="chunking.max_chars", help="what --chunk-chars sets")
     ap.add_argument("--kind", default="files", help="the conversation roots' kind")
-    ap.add_argument("--expand", type=int, default=0, help="expand_chars of every search")
+    ap.add_argument(
+        "--expand",
+        type=int,
+        default=None,
+        help="expand_chars of every search (default: memory.expand_chars for --kind memory, "
+        "else 0)",
+    )
     ap.add_argument("--modes", nargs="+", default=list(MODES), choices=MODES)
     ap.add_argument(
         "--set", action="append", default=[], metavar="KEY=VALUE", help="any other setting"

@@ -42,6 +42,28 @@ class MemorySettings(Section):
         le=10.0,
         description="...rank this many times higher in memory search (1 = no recency boost).",
     )
+    chunk_chars: int = Field(
+        default=300,
+        ge=150,
+        le=20_000,
+        description="Largest chunk of a memory in characters: one or two dialogue turns or "
+        "log entries (measured best at 200-450 on LoCoMo logs; documents keep "
+        "chunking.max_chars).",
+    )
+    expand_chars: int = Field(
+        default=900,
+        ge=0,
+        le=8_000,
+        description="Memory search returns each match grown to about this many characters "
+        "around it (its neighbouring entries), so a short chunk still reads in context.",
+    )
+    document_weight: float = Field(
+        default=0.0,
+        ge=0.0,
+        le=1.0,
+        description="Weight of the whole file's keyword score in memory search (search."
+        "document_weight for documents); a daily log mixes a day's topics, so 0 measured best.",
+    )
     max_bytes: int = Field(
         default=262_144,
         ge=1024,

@@ -121,7 +121,11 @@ class Searching:
         )
         resources = self._resources(request, warnings)
         if source == "memory":
+            memory = self.settings.memory
             resources.recency_tiers = self._memory_recency()
+            resources.settings = resources.settings.model_copy(
+                update={"document_weight": memory.document_weight}
+            )
         result = pipeline.run(request, resources)
         hits = [h for h in result.hits if h.score >= min_score] if min_score else result.hits
         compression = None

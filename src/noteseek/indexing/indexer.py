@@ -17,7 +17,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from noteseek.analysis import get_analyzer
@@ -31,6 +31,7 @@ from noteseek.indexing.prepare import (
 )
 from noteseek.parse import default_registry
 from noteseek.sources.base import FoundFile, Source, SourceContext
+from noteseek.sources.memory import MEMORY_KIND
 from noteseek.sources.registry import open_source
 from noteseek.store.base import FileState, Store, WriteRejected
 
@@ -119,6 +120,7 @@ class Indexer:
             language=settings.analysis.language,
             stopwords=settings.analysis.stopwords,
             max_chars=settings.chunking.max_chars,
+            memory_chars=settings.memory.chunk_chars,
             max_file_size=ix.max_file_size,
         )
 
@@ -287,6 +289,9 @@ class Indexer:
     def _source(self, name: str, root: RootConfig) -> Source:
         source = open_source(name, root, self.context)
         self._sources[name] = source
+        memory = self.prepare_settings.memory_roots
+        if source.kind == MEMORY_KIND and name not in memory:
+            self.prepare_settings = replace(self.prepare_settings, memory_roots=memory | {name})
         return source
 
     def _read(self, found: FoundFile, limit: int) -> bytes:

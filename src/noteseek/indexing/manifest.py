@@ -24,7 +24,11 @@ def build_manifest(settings: Settings) -> dict[str, Any]:
         "spec_version": SPEC_VERSION,
         "schema_version": SCHEMA_VERSION,
         "analyzer": analyzer.settings(),
-        "chunking": {"max_chars": settings.chunking.max_chars, "version": CHUNKER_VERSION},
+        "chunking": {
+            "max_chars": settings.chunking.max_chars,
+            "memory_chars": settings.memory.chunk_chars,
+            "version": CHUNKER_VERSION,
+        },
         "parsers": default_registry().versions(),
     }
 

@@ -44,6 +44,10 @@ class PrepareSettings:
     stopwords: bool
     max_chars: int
     max_file_size: int
+    memory_chars: int = 300
+    """Largest chunk of a document in a memory root (``memory.chunk_chars``)."""
+    memory_roots: frozenset[str] = frozenset()
+    """Roots of kind ``memory``: their documents are cut at ``memory_chars``."""
 
 
 @dataclass(slots=True)
@@ -130,7 +134,8 @@ def prepare_file(
     problems.extend(("warning", w) for w in doc.warnings)
 
     doc_id = f"{found.root}/{found.path}"
-    chunks = chunk_document(doc, doc_id, settings.max_chars)
+    limit = settings.memory_chars if found.root in settings.memory_roots else settings.max_chars
+    chunks = chunk_document(doc, doc_id, limit)
     if not chunks:
         chunks = [_metadata_chunk(doc, doc_id)]
         problems.append(("warning", "no body text: indexed by its title and metadata only"))

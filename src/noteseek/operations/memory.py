@@ -127,15 +127,19 @@ def memory_stats(ctx: Context, _p: NoParams) -> dict[str, Any]:
 
 
 def search_memories(ctx: Context, p: SearchMemories) -> dict[str, Any]:
+    expand = p.expand_chars
+    if expand is None:
+        expand = ctx.engine.settings.memory.expand_chars
     response = ctx.engine.search(
         p.query,
         top_k=p.top_n,
         mode=p.mode,
         with_text=True,
         explain=p.explain,
+        expand_chars=expand,
         **memory_filters(ctx, p),
     )
-    return search_payload(ctx, response)
+    return search_payload(ctx, response, grow_to=expand)
 
 
 def search_linked_memories(ctx: Context, p: SearchLinkedMemories) -> dict[str, Any]:

@@ -41,6 +41,11 @@ Status = Annotated[
     Literal["active", "archived", "all"],
     Field(description="active (the default: archived memories left out), archived, or all."),
 ]
+Expand = Annotated[
+    Int | None,
+    Field(ge=0, le=8_000),
+    WithJsonSchema({"type": "integer", "minimum": 0, "maximum": 8_000}),
+]
 _TITLE = Field(default=None, max_length=200, description="A title, written as the # heading.")
 
 
@@ -119,6 +124,11 @@ class SearchMemories(MemoryFilters):
     mode: Mode = Field(default=None, description="hybrid (default), keyword or semantic.")
     explain: bool = Field(
         default=False, description="Add each result's explanation (the recency factor shows)."
+    )
+    expand_chars: Expand = Field(
+        default=None,
+        description="Grow each match to about this many characters around it (its "
+        "neighbouring entries); default memory.expand_chars (900).",
     )
 
 
