@@ -16,11 +16,12 @@ from tests.test_serve import TOKEN, ServeProcess, serving_example_vault
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 # Schema-valid data must never get 413/415 (or a 5xx). It may get 400: a schema cannot say
 # which roots exist or which strings are dates, and the engine refuses those precisely; 404
-# for chunk ids and paths that are well-formed but not in the index.
+# for chunk ids and paths that are well-formed but not in the index; 409 for a memory name
+# that an earlier generated request already took (writes never overwrite).
 CONFIG = schemathesis.Config.from_str(
     """
 [checks.positive_data_acceptance]
-expected-statuses = ["2xx", "400", "404"]
+expected-statuses = ["2xx", "400", "404", "409"]
 """
 )
 

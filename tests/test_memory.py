@@ -162,8 +162,8 @@ def test_memory_links_are_typed_with_context_and_show_as_backlinks(engine: Engin
 def test_writes_are_refused_precisely_and_lose_nothing(engine: Engine, folder: Path) -> None:
     assert refused(engine, "create_memory", name="../out", content="x").kind == "invalid"
     assert refused(engine, "create_memory", name=".hidden", content="x").kind == "invalid"
-    big = "x" * 300_000
-    assert "bytes" in str(refused(engine, "create_memory", name="big", content=big))
+    huge = refused(engine, "create_memory", name="big", content="x" * 70_000)
+    assert huge.kind == "invalid" and "64000 characters" in str(huge)
     run(engine, "create_memory", name="one", content="First text.")
     assert refused(engine, "create_memory", name="one", content="Other.").kind == "conflict"
     same = run(engine, "create_memory", name="two", content="First text.")
@@ -178,6 +178,13 @@ def test_writes_are_refused_precisely_and_lose_nothing(engine: Engine, folder: P
     assert [p["name"] for p in listed["problems"]] == ["hand"]
     assert not list((folder / ".memories").glob(".*tmp*"))
     assert (folder / "outside").exists() is False
+
+
+def test_the_folder_bounds_what_one_write_carries(folder: Path) -> None:
+    with engine_for(folder, **{"memory.max_bytes": 2048}) as engine:
+        error = refused(engine, "append_memory", content="y" * 3000)
+        assert error.kind == "invalid" and "2048" in str(error).replace(",", "")
+        assert not (folder / ".memories" / "memory").exists()
 
 
 def test_delete_and_restore_move_through_the_trash(engine: Engine, folder: Path) -> None:

@@ -17,9 +17,9 @@ from noteseek.operations.params import (
 )
 
 MAX_NAME_CHARS = 200
-MAX_MEMORY_CHARS = 1_000_000
-"""What a request may carry; the folder's own bound (``memory.max_bytes``) is usually lower
-and gives the precise error."""
+MAX_MEMORY_CHARS = 64_000
+"""Most characters one write request carries (within any door's body limit, even with every
+character escaped); the folder's own bound, ``memory.max_bytes``, applies too."""
 
 MemoryType = Literal["plan", "journal", "fact", "observation", "reflection"]
 MemoryName = Annotated[
@@ -74,7 +74,10 @@ class CreateMemory(Params):
     type: MemoryType = Field(default="fact", description="What kind of memory it is.")
     tags: Tags = Field(default=None, description="Tags, e.g. project/atlas.")
     status: Literal["active", "archived"] = "active"
-    links: Annotated[list[str] | None, Field(max_length=50)] = Field(
+    links: Annotated[
+        list[Annotated[str, Field(min_length=1, max_length=MAX_NAME_CHARS * 2)]] | None,
+        Field(max_length=50),
+    ] = Field(
         default=None,
         description="Documents this memory is about (paths such as src/auth.py or note "
         "names); written as [[wikilinks]], so the memory shows in their backlinks.",
