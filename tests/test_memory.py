@@ -14,7 +14,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 from noteseek.config import load_settings
@@ -23,8 +22,7 @@ from noteseek.operations import NO_LIMITS, Context, OperationError, execute, par
 from noteseek.operations.memory import created_range
 from noteseek.operations.memory_params import ListMemories
 from tests.helpers import engine_for, project, write
-
-FAKE_CHAT = Path(__file__).parent / "fake_openai_chat.py"
+from tests.test_summarize import FakeChat, chat, fake_server  # noqa: F401 (fixtures)
 
 
 def run(engine: Engine, operation: str, /, **arguments: Any) -> dict[str, Any]:
@@ -229,30 +227,18 @@ def test_flush_offline_appends_a_summary_with_sources_and_archives(
         assert run(engine, "list_memories", status="archived")["count"] == 4
 
 
-@pytest.fixture
-def chat_server() -> Iterator[str]:
-    """A fake OpenAI chat server on loopback (no LLM can run here): see fake_openai_chat.py."""
-    proc = subprocess.Popen([sys.executable, str(FAKE_CHAT)], stdout=subprocess.PIPE, text=True)
-    try:
-        assert proc.stdout is not None
-        yield f"http://127.0.0.1:{int(proc.stdout.readline())}"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-
-
 def test_flush_through_an_openai_compatible_endpoint_never_shows_the_key(
-    folder: Path, chat_server: str, monkeypatch: pytest.MonkeyPatch
+    folder: Path,
+    chat: FakeChat,  # noqa: F811 (the fixture imported above)
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    """Against a real HTTP server on loopback speaking the OpenAI chat API: a fake written for
+    the tests (no LLM can run here), see tests/fake_openai_chat.py."""
     secret = "sk-test-" + "9" * 24
     monkeypatch.setenv("NOTESEEK_FLUSH_API_KEY", secret)
     reply = "- The staging database runs Postgres 16.\n- Ana owns billing."
-    httpx.post(f"{chat_server}/_reply", json={"content": reply}).raise_for_status()
-    settings = f'\n[flush]\nbase_url = "{chat_server}/v1"\nmodel = "tiny"\n'
+    chat.reply(reply)
+    settings = f'\n[flush]\nbase_url = "{chat.base_url}"\nmodel = "tiny"\n'
     (folder / ".noteseek.toml").write_text(
         (folder / ".noteseek.toml").read_text(encoding="utf-8") + settings, encoding="utf-8"
     )
@@ -262,7 +248,7 @@ def test_flush_through_an_openai_compatible_endpoint_never_shows_the_key(
         run(engine, "create_memory", name="owner", content="Ana owns the billing service.")
         done = run(engine, "flush_memories")
     assert done["method"] == "llm:tiny" and done["summary"].startswith(reply)
-    sent = httpx.get(f"{chat_server}/_requests").json()
+    sent = chat.requests()
     headers = {k.lower(): v for k, v in sent[-1]["headers"].items()}
     assert headers["authorization"] == f"Bearer {secret}"
     prompt = json.dumps(sent[-1]["body"]["messages"])

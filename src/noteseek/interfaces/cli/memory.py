@@ -33,6 +33,8 @@ StatusOpt = Annotated[
 DaysOpt = Annotated[int | None, typer.Option("--days", help="Created in the last N days.")]
 AfterOpt = Annotated[str | None, typer.Option(help="Created on/after: 2026-01-31, 7d, today.")]
 BeforeOpt = Annotated[str | None, typer.Option(help="Created before this date.")]
+TopKOpt = Annotated[int | None, typer.Option("--top-k", "-k", help="Results, 1-100.")]
+ModeOpt = Annotated[str | None, typer.Option("--mode", "-m", help="hybrid, keyword, semantic.")]
 
 
 def _text(value: str) -> str:
@@ -195,10 +197,8 @@ def stats(as_json: Json = False) -> None:
 @memory_app.command("search")
 def search(
     query: Annotated[str, typer.Argument(help="What to look for.")],
-    top_k: Annotated[int | None, typer.Option("--top-k", "-k", help="Results, 1-100.")] = None,
-    mode: Annotated[
-        str | None, typer.Option("--mode", "-m", help="hybrid, keyword, semantic.")
-    ] = None,
+    top_k: TopKOpt = None,
+    mode: ModeOpt = None,
     type_: TypeOpt = None,
     tag: TagOpt = None,
     status: StatusOpt = None,
@@ -222,10 +222,8 @@ def search(
 def linked(
     target: Annotated[str, typer.Argument(help="A document (path or doc id), or a file name.")],
     query: Annotated[str, typer.Argument(help="What to look for in those memories.")],
-    top_k: Annotated[int | None, typer.Option("--top-k", "-k", help="Results, 1-100.")] = None,
-    mode: Annotated[
-        str | None, typer.Option("--mode", "-m", help="hybrid, keyword, semantic.")
-    ] = None,
+    top_k: TopKOpt = None,
+    mode: ModeOpt = None,
     as_json: Json = False,
 ) -> None:
     """What do my memories say about this document? Searches the memories linking to it."""
