@@ -398,6 +398,32 @@ def test_a_memory_linking_to_a_note_shows_in_its_backlinks(web: Watched, server:
     assert "refactors" in memory.inner_text()
 
 
+def test_searching_agent_memory_from_the_page(web: Watched, server: Server) -> None:
+    headers = {"Authorization": f"Bearer {TOKEN}"}
+    made = httpx.post(
+        f"{server.url}/memories",
+        json={"name": "okapi", "content": "The okapi lives in the Ituri rainforest."},
+        headers=headers,
+        timeout=30,
+    )
+    assert made.status_code == 201, made.text
+    page = web.page
+    deadline = time.monotonic() + 20
+    while True:
+        web.goto("#/search?q=okapi+ituri&mode=keyword&source=memory")
+        page.wait_for_selector("#result-count")
+        if page.locator("#results li", has_text="memory/okapi.md").count():
+            break
+        assert time.monotonic() < deadline, "the memory was never found"
+        time.sleep(0.2)
+    assert page.input_value("#f-source") == "memory"
+    # Document search (the default) leaves memories out.
+    page.select_option("#f-source", "docs")
+    page.click("button.primary:has-text('Search')")
+    expect(page.locator("#result-count")).to_contain_text("No results")
+    assert "source=" not in hash_of(page)
+
+
 def test_a_note_is_read_again_when_opened_again(web: Watched, server: Server) -> None:
     web.goto("#/doc/notes/notes/go.md")
     page = web.page

@@ -6,7 +6,7 @@
  * Policy forbids inline scripts on top of that).
  *
  * Routes (location.hash, so back and forward work):
- *   #/search?q=...&mode=...&path=...&tag=...&after=...&before=...
+ *   #/search?q=...&mode=...&path=...&tag=...&after=...&before=...&source=...
  *   #/doc/<root>/<path>?line=N&end=M   (highlight lines N-M)   or   ?a=<heading or ^block id>
  */
 (() => {
@@ -203,22 +203,24 @@
 
   // -- search --------------------------------------------------------------------------------------
 
-  const FIELDS = { q: "q", mode: "mode", path: "f-path", tag: "f-tag", after: "f-after", before: "f-before" };
+  const FIELDS = {
+    q: "q", mode: "mode", path: "f-path", tag: "f-tag", after: "f-after", before: "f-before", source: "f-source",
+  };
+  const DEFAULTS = { mode: "hybrid", source: "docs" };
 
   function fillForm(params) {
     for (const [key, id] of Object.entries(FIELDS)) {
       const value = params.get(key);
-      if (key === "mode") $(id).value = value || "hybrid";
-      else $(id).value = value || "";
+      $(id).value = value || DEFAULTS[key] || "";
     }
-    if (["path", "tag", "after", "before"].some((k) => params.get(k))) $("filters").open = true;
+    if (["path", "tag", "after", "before", "source"].some((k) => params.get(k))) $("filters").open = true;
   }
 
   function formParams() {
     const params = new URLSearchParams();
     for (const [key, id] of Object.entries(FIELDS)) {
       const value = $(id).value.trim();
-      if (value && !(key === "mode" && value === "hybrid")) params.set(key, value);
+      if (value && value !== DEFAULTS[key]) params.set(key, value);
     }
     return params;
   }
@@ -245,7 +247,7 @@
     if (path) body.paths = path.split(/\s*,\s*/).filter(Boolean);
     const tag = params.get("tag");
     if (tag) body.tags = tag.split(/[\s,]+/).filter(Boolean);
-    for (const key of ["after", "before"]) {
+    for (const key of ["after", "before", "source"]) {
       if (params.get(key)) body[key] = params.get(key);
     }
     return body;
