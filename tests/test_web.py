@@ -374,15 +374,19 @@ def test_following_a_wikilink_and_reading_backlinks(web: Watched) -> None:
     assert page.input_value("#q") == "Feature flags"
 
 
-def test_a_memory_linking_to_a_note_shows_in_its_backlinks(web: Watched, server: Server) -> None:
-    headers = {"Authorization": f"Bearer {TOKEN}"}
+def remember(server: Server, name: str, content: str) -> None:
+    """Write a memory through the running server's API."""
     made = httpx.post(
         f"{server.url}/memories",
-        json={"name": "go-plan", "content": "Plan to rewrite the [[go]] notes with examples."},
-        headers=headers,
+        json={"name": name, "content": content},
+        headers={"Authorization": f"Bearer {TOKEN}"},
         timeout=30,
     )
     assert made.status_code == 201, made.text
+
+
+def test_a_memory_linking_to_a_note_shows_in_its_backlinks(web: Watched, server: Server) -> None:
+    remember(server, "go-plan", "Plan to rewrite the [[go]] notes with examples.")
     page = web.page
     deadline = time.monotonic() + 20
     while True:
@@ -399,14 +403,7 @@ def test_a_memory_linking_to_a_note_shows_in_its_backlinks(web: Watched, server:
 
 
 def test_searching_agent_memory_from_the_page(web: Watched, server: Server) -> None:
-    headers = {"Authorization": f"Bearer {TOKEN}"}
-    made = httpx.post(
-        f"{server.url}/memories",
-        json={"name": "okapi", "content": "The okapi lives in the Ituri rainforest."},
-        headers=headers,
-        timeout=30,
-    )
-    assert made.status_code == 201, made.text
+    remember(server, "okapi", "The okapi lives in the Ituri rainforest.")
     page = web.page
     deadline = time.monotonic() + 20
     while True:

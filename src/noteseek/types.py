@@ -28,7 +28,7 @@ class Link:
     ``property`` link, the frontmatter key it was written under."""
     context: str = ""
     """About a hundred characters of the line around the link, as written (filled in at
-    indexing), so a backlink can say what was said about its target."""
+    indexing for memories), so a backlink can say what the memory said about its target."""
 
 
 @dataclass(slots=True)

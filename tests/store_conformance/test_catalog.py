@@ -77,6 +77,8 @@ def test_written_files_read_back(store: Store) -> None:
         "notes/job/alpha.md",
         "notes/job/beta.md",
     ]
+    assert [f.doc_id for f in store.iter_files("docs")] == ["docs/guide.md"]
+    assert [f.doc_id for f in store.iter_files("nowhere")] == []
     assert sorted(store.document_dates()) == sorted(p.record.modified for p in corpus())
 
 

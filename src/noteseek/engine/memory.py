@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-import posixpath
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -33,10 +32,9 @@ from noteseek.search.summarize import (
 )
 from noteseek.sources.memory import MEMORY_KIND
 from noteseek.sources.memory_folder import MemoryFolder, WriteResult
-from noteseek.sources.memory_format import daily_date, memory_kind
+from noteseek.sources.memory_format import memory_kind
+from noteseek.sources.memory_record import MemoryFields, fields_match, memory_fields
 from noteseek.store.base import FileRow
-
-_DEFAULT_TYPE = {"daily": "journal", "long_term": "fact", "memory": "fact"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,10 +93,22 @@ class Memories:
 
     def memory_files(self) -> list[FileRow]:
         """The indexed memories of every memory root."""
-        roots = set(self.memory_roots())
-        if not roots or not self.state.index_exists:
+        if not self.state.index_exists:
             return []
-        return [f for f in self.state.store.iter_files() if f.root in roots]
+        store = self.state.store
+        return [f for root in self.memory_roots() for f in store.iter_files(root)]
+
+    def memory_rows(self, root: str | None = None) -> list[tuple[FileRow, MemoryFields]]:
+        """The indexed memories (of one memory root, or all) with their fields, read as the
+        folder reads them (:func:`~noteseek.sources.memory_record.memory_fields`)."""
+        rows = []
+        for row in self.memory_files():
+            kind = memory_kind(row.path)
+            if kind is None or (root is not None and row.root != root):
+                continue
+            mtime = dt.datetime.fromtimestamp(row.mtime_ns / 1e9).astimezone()
+            rows.append((row, memory_fields(_name(row.path), kind, row.frontmatter, mtime)))
+        return rows
 
     def memory_selection(
         self,
@@ -108,27 +118,15 @@ class Memories:
         created_after: dt.datetime | None = None,
         created_before: dt.datetime | None = None,
     ) -> list[str]:
-        """doc_ids of the indexed memories that pass, read as the folder reads them: a daily
-        log is a ``journal`` created on its date, ``MEMORY.md`` a ``fact``, a memory without
-        ``status`` is ``active`` and without ``created_at`` was created when last written."""
-        chosen = []
-        for row in self.memory_files():
-            kind = memory_kind(row.path)
-            if kind is None:
-                continue
-            fm = row.frontmatter
-            if type is not None and _text(fm.get("type"), _DEFAULT_TYPE[kind]) != type:
-                continue
-            if status is not None and _text(fm.get("status"), "active") != status:
-                continue
-            if created_after is not None or created_before is not None:
-                created = created_at(row, kind)
-                if created_after is not None and created < created_after:
-                    continue
-                if created_before is not None and created >= created_before:
-                    continue
-            chosen.append(row.doc_id)
-        return chosen
+        """doc_ids of the indexed memories that pass, read as the folder reads them (a daily
+        log is a ``journal`` created on its date, ...: see :meth:`memory_rows`)."""
+        return [
+            row.doc_id
+            for row, fields in self.memory_rows()
+            if fields_match(
+                fields, type=type, status=status, after=created_after, before=created_before
+            )
+        ]
 
     def memory_links(self, target: str) -> tuple[str, list[MemoryLink]]:
         """What memories link to ``target``: a document (path or doc id, as results give it)
@@ -142,11 +140,10 @@ class Memories:
             # A note name as a wikilink gives it ([[auth]]), else a ghost node: a document
             # that does not exist (or is not indexed) yet.
             node = graph.resolver.resolve_name(target) or placeholder(target)
-        memories = {d.doc_id for d in graph.docs.values() if d.memory}
         links = [
             MemoryLink(e.source, e.target, e.type, e.line, e.context)
             for e in graph.backlinks(node)
-            if e.source in memories
+            if (source := graph.docs.get(e.source)) is not None and source.memory
         ]
         return node, links
 
@@ -168,20 +165,16 @@ class Memories:
         (the long-term file and today's log excepted). Passages go oldest first."""
         root = self._root_of(folder)
         wanted = None if doc_ids is None else set(doc_ids)
-        folded = [t.lstrip("#").casefold() for t in tags]
         rows = []
-        for row in self.memory_files():
-            kind = memory_kind(row.path)
-            if row.root != root or kind is None:
-                continue
+        for row, fields in self.memory_rows(root):
             if wanted is not None and row.doc_id not in wanted:
                 continue
-            if _text(row.frontmatter.get("status"), "active") == "archived":
+            if fields.status == "archived":
                 continue
-            have = {t.casefold() for t in row.tags}
-            if not all(t in have or any(h.startswith(t + "/") for h in have) for t in folded):
+            # The index's tags: the frontmatter's and the inline #tags, as searches filter.
+            if not fields_match(replace(fields, tags=tuple(row.tags)), tags=tags):
                 continue
-            rows.append((created_at(row, kind), row))
+            rows.append((fields.created_at, row))
         rows.sort(key=lambda item: (item[0], item[1].path))
         store = self.state.store
         passages = [
@@ -295,24 +288,3 @@ def _names(passages: Sequence[Passage]) -> list[str]:
 
 def _name(path: str) -> str:
     return path[:-3] if path.endswith(".md") else path
-
-
-def created_at(row: FileRow, kind: str) -> dt.datetime:
-    """When a memory was created: a daily log on its date, else ``created_at``, else its
-    date in the index (``updated_at`` or the file's time)."""
-    if kind == "daily":
-        day = daily_date(posixpath.splitext(posixpath.basename(row.path))[0])
-        if day is not None:
-            return dt.datetime.combine(day, dt.time()).astimezone()
-    value = row.frontmatter.get("created_at")
-    if isinstance(value, str):
-        try:
-            parsed = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
-            return parsed if parsed.tzinfo else parsed.astimezone()
-        except ValueError:
-            pass
-    return dt.datetime.fromtimestamp(row.modified).astimezone()
-
-
-def _text(value: object, default: str) -> str:
-    return value.strip().casefold() if isinstance(value, str) and value.strip() else default

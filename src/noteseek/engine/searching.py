@@ -92,7 +92,11 @@ class Searching:
             before=before,
             where=where,
             exclude_paths=exclude_paths,
-            kinds=kinds_for(source, self.state.kinds().values()),
+            # The kinds the index holds (one small query): a configured root not indexed yet
+            # has no documents to keep apart.
+            kinds=kinds_for(
+                source, self.state.store.root_kinds().values() if self.state.index_exists else ()
+            ),
             doc_ids=doc_ids,
         )
         warnings: list[str] = []

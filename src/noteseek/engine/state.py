@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Hashable, Iterable, Iterator
+from collections.abc import Hashable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -188,19 +188,20 @@ class IndexState:
     def source(self, name: str, stored: str | None = None) -> Source:
         """The source of root ``name``; ``stored`` is where the store says the root is, for a
         root no longer among :meth:`roots` (its documents are still read from there)."""
-        root = self.roots().get(name)
+        roots = self.roots()
+        root = roots.get(name)
         if root is None:
             if stored is None:
                 raise ConfigError(f"{name!r} is not a root of this index")
             root = RootConfig(path=stored)
-        return open_source(name, root, self.source_context())
+        return open_source(name, root, self.source_context(roots))
 
-    def source_context(self) -> SourceContext:
-        """What every source of this index is built with: the memory folders are kept out of
-        other roots' walks."""
+    def source_context(self, roots: Mapping[str, RootConfig] | None = None) -> SourceContext:
+        """What every source of this index is built with (``roots``: :meth:`roots`, when the
+        caller has them already): the memory folders are kept out of other roots' walks."""
         owned = frozenset(
             os.path.realpath(Path(r.path).expanduser())
-            for r in self.roots().values()
+            for r in (self.roots() if roots is None else roots).values()
             if r.kind == MEMORY_KIND
         )
         return SourceContext(self.settings.index, self.index_dir, owned)

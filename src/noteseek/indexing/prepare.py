@@ -134,8 +134,10 @@ def prepare_file(
     problems.extend(("warning", w) for w in doc.warnings)
 
     doc_id = f"{found.root}/{found.path}"
-    limit = settings.memory_chars if found.root in settings.memory_roots else settings.max_chars
-    chunks = chunk_document(doc, doc_id, limit)
+    memory = found.root in settings.memory_roots
+    chunks = chunk_document(doc, doc_id, settings.memory_chars if memory else settings.max_chars)
+    # Only a memory's links are typed and shown by the words around them.
+    links = with_context(doc.links, text) if memory else list(doc.links)
     if not chunks:
         chunks = [_metadata_chunk(doc, doc_id)]
         problems.append(("warning", "no body text: indexed by its title and metadata only"))
@@ -168,7 +170,7 @@ def prepare_file(
         found,
         "prepared",
         content_hash,
-        PreparedFile(record, indexed, with_context(doc.links, text)),
+        PreparedFile(record, indexed, links),
         problems,
     )
 

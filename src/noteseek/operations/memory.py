@@ -30,7 +30,7 @@ from noteseek.operations.search import search_payload
 
 if TYPE_CHECKING:
     from noteseek.sources.memory_folder import MemoryFolder, WriteResult
-    from noteseek.sources.memory_format import MemoryRecord
+    from noteseek.sources.memory_record import MemoryRecord
 
 EMBED_AT_ONCE = 256
 """A one-shot write embeds the pending sections itself when there are at most this many

@@ -35,9 +35,9 @@ from noteseek.sources.memory_format import (
     InvalidMemory,
     MemoryFolderError,
     MemoryKind,
-    MemoryRecord,
     NotFound,
 )
+from noteseek.sources.memory_record import MemoryRecord, build_record, fields_match
 
 
 @dataclass(frozen=True, slots=True)
@@ -359,13 +359,8 @@ class MemoryFolder:
             except (MemoryFolderError, OSError) as exc:
                 result.problems.append((name, _reason(exc)))
                 continue
-            have = [t.casefold() for t in record.tags]
-            if (
-                want_type in (None, record.type)
-                and want_status in (None, record.status)
-                and all(any(h == t or h.startswith(t + "/") for h in have) for t in want_tags)
-                and (start is None or record.created_at >= start)
-                and (end is None or record.created_at < end)
+            if fields_match(
+                record, type=want_type, status=want_status, tags=want_tags, after=start, before=end
             ):
                 result.records.append(dataclasses.replace(record, body=None))
         result.records.sort(key=lambda r: r.name)
@@ -454,7 +449,7 @@ class MemoryFolder:
         self, apparent: str, real: str, name: str, kind: MemoryKind, trashed: bool
     ) -> MemoryRecord:
         data, st = self._read_file(real, name)
-        return fmt.build_record(name, Path(apparent), kind, data, _mtime(st), trashed=trashed)
+        return build_record(name, Path(apparent), kind, data, _mtime(st), trashed=trashed)
 
     def _memory_files(
         self, base: str, include_trash: bool, problems: builtins.list[tuple[str, str]]

@@ -21,12 +21,11 @@ import re
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Literal
 
 import yaml
 
-from noteseek.parse.frontmatter import frontmatter_tags, load_frontmatter
+from noteseek.parse.frontmatter import load_frontmatter
 from noteseek.parse.inline import clean_tag
 
 MEMORY_TYPES: tuple[str, ...] = ("plan", "journal", "fact", "observation", "reflection")
@@ -502,62 +501,3 @@ def parse_trash_name(name: str) -> tuple[str, str]:
 
 
 # -- records -------------------------------------------------------------------------------------
-
-_DEFAULT_TYPE: dict[MemoryKind, str] = {"daily": "journal", "long_term": "fact", "memory": "fact"}
-
-
-@dataclass(frozen=True, slots=True)
-class MemoryRecord:
-    """One memory file as read. ``body`` is the text after the frontmatter and the leading
-    ``# title`` heading (None in listings); ``frontmatter`` is JSON-safe. A daily log was
-    created on its date; other files without ``created_at``/``updated_at`` at their mtime."""
-
-    name: str
-    path: Path
-    kind: MemoryKind
-    type: str
-    status: str
-    tags: tuple[str, ...]
-    created_at: dt.datetime
-    updated_at: dt.datetime
-    title: str | None
-    body: str | None
-    frontmatter: dict[str, Any]
-    size: int
-    trashed: bool = False
-
-
-def build_record(
-    name: str, path: Path, kind: MemoryKind, data: bytes, mtime: dt.datetime, *, trashed: bool
-) -> MemoryRecord:
-    """The record of a memory file's bytes; :class:`InvalidMemory` when they are not UTF-8
-    or the frontmatter is invalid."""
-    doc = parse_text(decode_text(data, name), name, "fix it by hand")
-    fm = doc.frontmatter
-    heading, rest = split_heading(doc.body)
-    day = daily_date(name.rsplit("/", 1)[-1].split("~")[0]) if kind == "daily" else None
-    if day is not None:
-        created = local_time(dt.datetime.combine(day, dt.time()))
-    else:
-        created = as_datetime(fm.get("created_at")) or mtime
-    return MemoryRecord(
-        name=name,
-        path=path,
-        kind=kind,
-        type=_scalar(fm.get("type")) or _DEFAULT_TYPE[kind],
-        status=_scalar(fm.get("status")) or "active",
-        tags=tuple(dict.fromkeys(frontmatter_tags(fm))),
-        created_at=created,
-        updated_at=as_datetime(fm.get("updated_at")) or mtime,
-        title=_scalar(fm.get("title")) or heading_title(heading),
-        body=rest.strip("\n"),
-        frontmatter=fm,
-        size=len(data),
-        trashed=trashed,
-    )
-
-
-def _scalar(value: Any) -> str | None:
-    if isinstance(value, bool) or not isinstance(value, str | int | float) or value == "":
-        return None
-    return str(value)

@@ -165,8 +165,8 @@ class Catalog(Meta, Protocol):
         ...
 
     def file_row(self, file_id: int) -> FileRow | None: ...
-    def iter_files(self) -> Iterator[FileRow]:
-        """Every file, by root name then path."""
+    def iter_files(self, root: str | None = None) -> Iterator[FileRow]:
+        """Every file (of one root, when given), by root name then path."""
         ...
 
     def document_dates(self) -> list[float]:

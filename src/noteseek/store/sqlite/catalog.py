@@ -225,8 +225,11 @@ class SQLiteCatalog(SQLiteCore):
         rows = self._q(f"SELECT {FILE_COLUMNS} FROM {FILE_FROM} WHERE f.id = ?", (file_id,))
         return to_file_row(rows[0]) if rows else None
 
-    def iter_files(self) -> Iterator[FileRow]:
-        rows = self._q(f"SELECT {FILE_COLUMNS} FROM {FILE_FROM} ORDER BY r.name, f.path")
+    def iter_files(self, root: str | None = None) -> Iterator[FileRow]:
+        where, params = ("WHERE r.name = ?", (root,)) if root is not None else ("", ())
+        rows = self._q(
+            f"SELECT {FILE_COLUMNS} FROM {FILE_FROM} {where} ORDER BY r.name, f.path", params
+        )
         return (to_file_row(r) for r in rows)
 
     def document_dates(self) -> list[float]:
