@@ -150,7 +150,8 @@ def test_memory_over_http(tmp_path: Path) -> None:
         docs = client.post("/query_documents", json={"query": "cron", "mode": "keyword"}).json()
         assert docs["results"] == []
         assert client.get("/memory/ops").json()["content"] == "The cron job rotates logs nightly."
-        assert [m["name"] for m in client.get("/memories").json()["memories"]] == ["ops"]
+        listed = client.post("/memories/list", json={}).json()["memories"]
+        assert [m["name"] for m in listed] == ["ops"]
         assert client.get("/memories/stats").json()["memories"] == 1
         again = client.post("/memories", json={"name": "ops", "content": "Different."})
         assert again.status_code == 409 and "already exists" in again.json()["error"]

@@ -113,7 +113,8 @@ MEMORY_OPERATIONS: tuple[Operation, ...] = (
         description="List memories newest first (without their text), filtered by type, "
         "tags, status (default active) and creation date (after/before, or the last N days). "
         "Files that cannot be read are listed under problems.",
-        http=HttpRoute("GET", "/memories"),
+        # POST: a list filter (tags) cannot be told from a single value in a query string.
+        http=HttpRoute("POST", "/memories/list"),
     ),
     Operation(
         "memory_stats",
