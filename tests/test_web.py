@@ -208,6 +208,12 @@ class Watched:
     def goto(self, hash_part: str = "") -> None:
         self.page.goto(self.base + "/" + hash_part)
 
+    def load(self, hash_part: str) -> None:
+        """Load the page afresh. Going to the URL it already shows only changes nothing (no
+        hashchange, no new request), so a test polling for something new must reload."""
+        self.page.goto("about:blank")
+        self.goto(hash_part)
+
     def check_clean(self) -> None:
         assert self.errors == [], self.errors
         assert self.dialogs == [], self.dialogs
@@ -390,8 +396,9 @@ def test_a_memory_linking_to_a_note_shows_in_its_backlinks(web: Watched, server:
     page = web.page
     deadline = time.monotonic() + 20
     while True:
-        web.goto("#/doc/notes/notes/go.md")
+        web.load("#/doc/notes/notes/go.md")
         expect(page.locator("#doc-path")).to_have_text("notes / notes/go.md")
+        expect(page.locator("#backlinks-count")).to_have_text(re.compile(r"\(\d+\)"))
         memory = page.locator("#backlinks li.memory")
         if memory.count():
             break
@@ -407,8 +414,8 @@ def test_searching_agent_memory_from_the_page(web: Watched, server: Server) -> N
     page = web.page
     deadline = time.monotonic() + 20
     while True:
-        web.goto("#/search?q=okapi+ituri&mode=keyword&source=memory")
-        page.wait_for_selector("#result-count")
+        web.load("#/search?q=okapi+ituri&mode=keyword&source=memory")
+        expect(page.locator("#result-count")).to_contain_text("result")
         if page.locator("#results li", has_text="memory/okapi.md").count():
             break
         assert time.monotonic() < deadline, "the memory was never found"
