@@ -1,6 +1,6 @@
 """Which source implementation serves a root's ``kind``.
 
-A kind is registered once with a factory (``files`` and ``memory`` are built in); a root of
+A kind is registered once with a factory (``files``, ``memory`` and ``git`` are built in); a root of
 an unknown kind is a configuration error naming the kinds there are. Registering is all
 another kind needs: the indexer and the engine only ever see the
 :class:`~noteseek.sources.base.Source` protocol.
@@ -13,12 +13,17 @@ from collections.abc import Callable
 from noteseek.config import ConfigError, RootConfig
 from noteseek.sources.base import Source, SourceContext
 from noteseek.sources.files import FilesSource
+from noteseek.sources.git import GIT_KIND, GitSource
 from noteseek.sources.memory import MEMORY_KIND, MemorySource
 
 SourceFactory = Callable[[str, RootConfig, SourceContext], Source]
 """factory(root name, root settings, context) -> the root's source."""
 
-_BUILTIN: dict[str, SourceFactory] = {"files": FilesSource, MEMORY_KIND: MemorySource}
+_BUILTIN: dict[str, SourceFactory] = {
+    "files": FilesSource,
+    MEMORY_KIND: MemorySource,
+    GIT_KIND: GitSource,
+}
 _FACTORIES: dict[str, SourceFactory] = dict(_BUILTIN)
 
 
