@@ -194,7 +194,10 @@ def _is_ref_path(rel: str) -> bool:
         return True  # The git dir itself: what changed in it is unknown.
     if parts[-1].endswith(".lock"):
         return False  # Written first, then renamed over the ref: the rename is the change.
-    return parts[0] == "refs" or parts[-1] in _REF_NAMES
+    if parts[0] == "refs":
+        return True
+    # logs/HEAD is a reflog: it follows a move of HEAD, which is the change that matters.
+    return parts[-1] in _REF_NAMES and "logs" not in parts
 
 
 def find_repositories(
