@@ -28,6 +28,8 @@ GIT = "git"
 TIMEOUT = 30.0
 """Seconds a small call (a ref listing, a rev-parse) may take before it counts as failed: a
 network filesystem that stalls must not stall an indexing run forever."""
+LONG_TIMEOUT = 600.0
+"""Seconds a walk of the whole history (:func:`reachable`) may take."""
 
 GLOBAL_OPTIONS: tuple[str, ...] = (
     "--no-pager",
@@ -313,7 +315,7 @@ def reachable(repo: Path | str) -> list[tuple[str, int]]:
     Not ``--all``: the stash, notes and other refs are not history a user searches. An unborn
     HEAD (a repository with no commits) is ignored rather than an error.
     """
-    out = run(repo, _REACHABLE_ARGS, timeout=None)
+    out = run(repo, _REACHABLE_ARGS, timeout=LONG_TIMEOUT)
     found: list[tuple[str, int]] = []
     for line in out.decode("ascii", "replace").splitlines():
         stamp, _, sha = line.partition(" ")
