@@ -36,7 +36,7 @@ METHODS = {
         "(query, *, top_k=None, paths=(), tags=(), roots=(), after=None, before=None, "
         "where=(), mode=None, explain=False, with_text=False, snippets=True, "
         "exclude_paths=(), min_score=0.0, compressed=False, similarity_threshold=0.85, "
-        "hypothesis=False, expand_chars=0, source='docs', doc_ids=None)"
+        "hypothesis=False, expand_chars=0, source='docs', doc_ids=None, authors=(), changed=())"
     ),
     "memory_roots": "()",
     "memory_root": "()",
@@ -48,6 +48,11 @@ METHODS = {
         "(folder, *, doc_ids=None, tags=(), max_chars=None, dry_run=False, archive=False)"
     ),
     "search_with_hypothesis": "(hypothesis, top_k=None, **filters)",
+    "search_commits": (
+        "(query, *, top_n=10, mode=None, min_score=0.0, file_pattern=(), author=(), "
+        "after=None, before=None, repositories=(), include_diff=False, explain=False)"
+    ),
+    "last_changes": "(doc_ids)",
     "status": "()",
     "update_paths": "(root_name, rels)",
     "vector_index": "()",

@@ -33,6 +33,7 @@ TOOLS = {
     "query_documents",
     "query_documents_compressed",
     "search_with_hypothesis",
+    "search_git_history",
     "get_chunk",
     "get_document",
     "get_section",

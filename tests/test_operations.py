@@ -87,6 +87,12 @@ def test_aliases_and_setting_defaults(name: str, arguments: dict, expected: dict
         ("get_section", {"path": "a.md", "line": 0}, "line"),
         ("query_documents", {"query": "x", "top_n": 101}, "less than or equal to 100"),
         ("query_documents", {"query": "x", "min_score": True}, "not true or false"),
+        # Text that spells a value is still text: a typed door sends typed values.
+        ("query_documents", {"query": "x", "top_n": "5"}, "expected an integer, not text"),
+        ("query_documents", {"query": "x", "min_score": "0.5"}, "expected a number, not text"),
+        ("reindex", {"force": "true"}, "valid boolean"),
+        ("search_git_history", {"query": "x", "include_diff": 1}, "valid boolean"),
+        ("search_git_history", {"query": "x", "author": 3}, "author"),
         ("nope", {}, "unknown tool 'nope'"),
     ],
 )

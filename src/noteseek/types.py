@@ -245,10 +245,18 @@ class Filters:
     """Only roots of these source kinds (``files``, ``memory``, ...); keeps memories apart."""
     doc_ids: list[str] | None = None
     """Only these documents (None = any; an empty list lets nothing through)."""
+    authors: list[str] = field(default_factory=list)
+    """Any of these is part of the document's ``author`` or ``author_email`` field (case
+    folded): who made a commit."""
+    changed: list[str] = field(default_factory=list)
+    """Glob patterns (as :attr:`paths`) over the document's ``files`` field: the files a
+    commit changed (new and old names); any may match any file."""
 
     def is_empty(self) -> bool:
         return self.doc_ids is None and not (
             self.paths
+            or self.authors
+            or self.changed
             or self.exclude_paths
             or self.tags
             or self.roots

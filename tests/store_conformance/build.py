@@ -115,7 +115,14 @@ def corpus() -> list[PreparedFile]:
             title="Alpha plan",
             tags=["project/atlas", "urgent"],
             aliases=["first"],
-            frontmatter={"status": "draft", "owner": "ana", "public": True},
+            frontmatter={
+                "status": "draft",
+                "owner": "ana",
+                "public": True,
+                "author": "Ana Lima",
+                "author_email": "ana@example.org",
+                "files": ["src/auth.py", "docs/auth.md"],
+            },
             modified=day("2024-01-10"),
         ),
         make_file(
@@ -124,7 +131,12 @@ def corpus() -> list[PreparedFile]:
             [("Summary", "apple apple apple elderberry")],
             title="Beta review",
             tags=["project"],
-            frontmatter={"status": "done"},
+            frontmatter={
+                "status": "done",
+                "author": "Émile Bo",
+                "author_email": "emile@example.org",
+                "files": ["README.md", 7],
+            },
             modified=day("2024-03-01"),
         ),
         make_file(

@@ -67,7 +67,14 @@ def test_written_files_read_back(store: Store) -> None:
     assert alpha.title == "Alpha plan"
     assert alpha.aliases == ["first"]
     assert alpha.tags == ["project/atlas", "urgent"]
-    assert alpha.frontmatter == {"status": "draft", "owner": "ana", "public": True}
+    assert alpha.frontmatter == {
+        "status": "draft",
+        "owner": "ana",
+        "public": True,
+        "author": "Ana Lima",
+        "author_email": "ana@example.org",
+        "files": ["src/auth.py", "docs/auth.md"],
+    }
     assert (alpha.mtime_ns, alpha.size, alpha.indexed_at) == (1, 100, 1.0)
     assert alpha.warnings == []
     assert store.file_row(10**9) is None
@@ -80,6 +87,8 @@ def test_written_files_read_back(store: Store) -> None:
     assert [f.doc_id for f in store.iter_files("docs")] == ["docs/guide.md"]
     assert [f.doc_id for f in store.iter_files("nowhere")] == []
     assert sorted(store.document_dates()) == sorted(p.record.modified for p in corpus())
+    notes = [p.record.modified for p in corpus() if p.record.root == "notes"]
+    assert sorted(store.document_dates(exclude_kinds=["memory"])) == sorted(notes)
 
 
 def test_find_files_by_path_doc_id_and_root(store: Store) -> None:

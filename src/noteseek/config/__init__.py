@@ -6,6 +6,7 @@
 * :mod:`~noteseek.config.models`: embedding, vectors, rerank
 * :mod:`~noteseek.config.serving`: watch, serve
 * :mod:`~noteseek.config.memory`: memory, flush
+* :mod:`~noteseek.config.git`: git
 * :mod:`~noteseek.config.settings`: the whole tree (:class:`Settings`)
 * :mod:`~noteseek.config.loading`: the layers and :func:`load_settings`
 * :mod:`~noteseek.config.template`: the ``noteseek init`` template, generated from the fields
@@ -14,6 +15,7 @@ Import from here; the modules are how the package is organised, not its interfac
 """
 
 from noteseek.config.base import ConfigError
+from noteseek.config.git import GitSettings
 from noteseek.config.indexing import AnalysisSettings, ChunkingSettings, IndexSettings, RootConfig
 from noteseek.config.loading import (
     APP_NAME,
@@ -47,6 +49,7 @@ __all__ = [
     "ConfigError",
     "EmbeddingSettings",
     "FlushSettings",
+    "GitSettings",
     "IndexSettings",
     "Layer",
     "LoadedConfig",

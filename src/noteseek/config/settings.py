@@ -7,6 +7,7 @@ import re
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
+from noteseek.config.git import GitSettings
 from noteseek.config.indexing import (
     AnalysisSettings,
     ChunkingSettings,
@@ -74,6 +75,10 @@ class Settings(BaseSettings):
     flush: FlushSettings = Field(
         default_factory=FlushSettings,
         description="noteseek memory flush: compress memories into a summary in today's log.",
+    )
+    git: GitSettings = Field(
+        default_factory=GitSettings,
+        description="Git history: commits of git roots, searched apart from documents.",
     )
     serve: ServeSettings = Field(
         default_factory=ServeSettings,

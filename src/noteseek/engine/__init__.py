@@ -10,6 +10,8 @@ over one opened index, and :class:`Engine` only hands each call to the one that 
 - ``searching.py``: the query pipeline with its lanes, boosts and re-ranker;
 - ``reading.py``: chunks, sections, documents and their links;
 - ``status.py``: what the index holds and how far its vectors are;
+- ``memory.py``: agent memory folders, memory filters and linked memories;
+- ``commits.py``: commit search (one result per commit) and documents' last change;
 - ``opening.py``: which index a command opens, and the index used last;
 - ``live.py`` (imported by the doors that keep an index fresh, never here): the writer role,
   the watcher and background jobs.
@@ -24,6 +26,7 @@ from pathlib import Path
 from typing import Any, Concatenate, Generic, ParamSpec, Self, TypeVar, overload
 
 from noteseek.config import LoadedConfig, load_settings
+from noteseek.engine.commits import Commits
 from noteseek.engine.indexing import Indexing
 from noteseek.engine.memory import Memories
 from noteseek.engine.opening import choose_index
@@ -75,6 +78,7 @@ class Engine:
         self._searching = Searching(self._state)
         self._reading = Reading(self._state)
         self._memories = Memories(self._state, self._reading)
+        self._commits = Commits(self._state, self._searching)
 
     # -- the opened index (state.py) -------------------------------------------------------
 
@@ -140,6 +144,11 @@ class Engine:
     memory_selection = _Delegate("_memories", Memories.memory_selection)
     memory_links = _Delegate("_memories", Memories.memory_links)
     flush_memories = _Delegate("_memories", Memories.flush_memories)
+
+    # -- git history (commits.py) ----------------------------------------------------------
+
+    search_commits = _Delegate("_commits", Commits.search_commits)
+    last_changes = _Delegate("_commits", Commits.last_changes)
 
 
 def open_engine(

@@ -54,6 +54,8 @@ class Searching:
         expand_chars: int = 0,
         source: str = "docs",
         doc_ids: Iterable[str] | None = None,
+        authors: Iterable[str] = (),
+        changed: Iterable[str] = (),
     ) -> SearchResponse:
         """Ranked sections for ``query``. Raises ValueError subclasses for bad arguments.
 
@@ -66,8 +68,10 @@ class Searching:
         (``search/expand.py``). ``hypothesis``: the query is a
         hypothetical answer, embedded as a document would be (HyDE); see
         :meth:`search_with_hypothesis`. ``source``: ``docs`` (every root but memory
-        folders), ``memory`` (memories only, with the memory recency boost) or ``all``.
-        ``doc_ids``: only these documents.
+        folders and git histories), ``memory`` (memories only, with the memory recency
+        boost), ``commits`` (commits of ``git`` roots) or ``all``. ``doc_ids``: only these
+        documents. ``authors`` (any is part of the author's name or email) and ``changed``
+        (globs over the files changed) filter commits.
         """
         started = time.perf_counter()
         chosen = mode or self.settings.search.mode
@@ -98,6 +102,8 @@ class Searching:
                 source, self.state.store.root_kinds().values() if self.state.index_exists else ()
             ),
             doc_ids=doc_ids,
+            authors=authors,
+            changed=changed,
         )
         warnings: list[str] = []
         if not self.state.index_exists:
@@ -130,6 +136,9 @@ class Searching:
             resources.settings = resources.settings.model_copy(
                 update={"document_weight": memory.document_weight}
             )
+        elif source == "commits":
+            # A commit's date says when, not how relevant: "when" is asked with after/before.
+            resources.recency_tiers = []
         result = pipeline.run(request, resources)
         hits = [h for h in result.hits if h.score >= min_score] if min_score else result.hits
         compression = None

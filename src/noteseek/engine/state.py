@@ -42,6 +42,8 @@ from noteseek.search import recency
 from noteseek.search.concepts import ConceptVocabulary
 from noteseek.search.graph_lane import GraphView
 from noteseek.sources.base import Source, SourceContext
+from noteseek.sources.git import GIT_KIND
+from noteseek.sources.git_roots import discover_git_roots
 from noteseek.sources.memory import MEMORY_KIND
 from noteseek.sources.registry import open_source
 from noteseek.store.ann import in_background
@@ -68,6 +70,7 @@ class IndexState:
         """Things the user should know (an unusable index moved aside, vectors dropped)."""
         self._store: Store | None = None
         self._embedder: Embedder | None = None
+        self._discovery: dict[tuple[tuple[str, str], ...], dict[str, RootConfig]] = {}
         token = self.token
         self._analyzer = Derived("analyzer", self._read_analyzer, token)
         self._link_graph = Derived("links", lambda: build_link_graph(self.store), token)
@@ -179,7 +182,20 @@ class IndexState:
             for name, path in self.store.roots().items():
                 if name not in roots and path not in known:
                     roots[name] = RootConfig(path=path, kind=kinds.get(name, "files"))
+        if self.settings.git.discover:
+            for name, root in self._discovered(roots).items():
+                roots.setdefault(name, root)
         return roots
+
+    def _discovered(self, roots: Mapping[str, RootConfig]) -> dict[str, RootConfig]:
+        """The git roots ``[git] discover`` adds for ``roots`` (looked for once per set of
+        folders: a walk of every root on each call would cost as much as a scan)."""
+        key = tuple(sorted((n, r.path) for n, r in roots.items() if r.kind != MEMORY_KIND))
+        found = self._discovery.get(key)
+        if found is None:
+            found = discover_git_roots(roots)
+            self._discovery = {key: found}
+        return found
 
     def kinds(self) -> dict[str, str]:
         """Root name -> its source kind, for every root of :meth:`roots`."""
@@ -204,7 +220,7 @@ class IndexState:
             for r in (self.roots() if roots is None else roots).values()
             if r.kind == MEMORY_KIND
         )
-        return SourceContext(self.settings.index, self.index_dir, owned)
+        return SourceContext(self.settings.index, self.index_dir, owned, self.settings.git)
 
     # -- the derived values ----------------------------------------------------------------
 
@@ -283,7 +299,8 @@ class IndexState:
         return GraphView.build(self.link_graph(), ids)
 
     def _check_dates(self) -> bool:
-        return recency.dates_trustworthy(self.store.document_dates())
+        # Commit dates are always real: they say nothing of whether the notes' dates are.
+        return recency.dates_trustworthy(self.store.document_dates(exclude_kinds=[GIT_KIND]))
 
     def _open_vector_index(self) -> VectorIndex:
         v = self.settings.vectors
@@ -313,10 +330,14 @@ class IndexState:
 
 def build_link_graph(store: DocumentSource) -> LinkGraph:
     """The resolved link graph of everything in ``store``."""
-    memory_roots = {n for n, kind in store.root_kinds().items() if kind == MEMORY_KIND}
+    kinds = store.root_kinds()
+    memory_roots = {n for n, kind in kinds.items() if kind == MEMORY_KIND}
+    # Commits are not notes: a [[link]] never means a commit whose subject it happens to be.
+    commit_roots = {n for n, kind in kinds.items() if kind == GIT_KIND}
     docs = [
         DocInfo(f.doc_id, f.root, f.path, f.title, tuple(f.aliases), f.root in memory_roots)
         for f in store.iter_files()
+        if f.root not in commit_roots
     ]
     return LinkGraph.build(docs, [RawLink(*row) for row in store.link_rows()])
 

@@ -22,6 +22,7 @@ from typing import Any
 
 from noteseek.analysis import get_analyzer
 from noteseek.config import RootConfig, Settings
+from noteseek.indexing.commits import commit_outcomes
 from noteseek.indexing.prepare import (
     Outcome,
     PrepareSettings,
@@ -31,6 +32,7 @@ from noteseek.indexing.prepare import (
 )
 from noteseek.parse import default_registry
 from noteseek.sources.base import FoundFile, Source, SourceContext
+from noteseek.sources.git import GitSource
 from noteseek.sources.memory import MEMORY_KIND
 from noteseek.sources.registry import open_source
 from noteseek.store.base import FileState, Store, WriteRejected
@@ -298,6 +300,24 @@ class Indexer:
         return self._sources[found.root].read(found.path, limit)
 
     def _outcomes(self, jobs: list[tuple[FoundFile, str | None]]) -> Iterator[Outcome]:
+        # Commits are read in bulk by their source (one git process per root and run).
+        commits: dict[str, list[FoundFile]] = {}
+        files: list[tuple[FoundFile, str | None]] = []
+        for found, known in jobs:
+            if isinstance(self._sources.get(found.root), GitSource):
+                commits.setdefault(found.root, []).append(found)
+            else:
+                files.append((found, known))
+        for root, found_commits in commits.items():
+            source = self._sources[root]
+            assert isinstance(source, GitSource)
+            analyzer = get_analyzer(self.prepare_settings.language, self.prepare_settings.stopwords)
+            yield from commit_outcomes(
+                source, found_commits, analyzer, self.prepare_settings.max_chars
+            )
+        yield from self._file_outcomes(files)
+
+    def _file_outcomes(self, jobs: list[tuple[FoundFile, str | None]]) -> Iterator[Outcome]:
         workers = self.settings.index.workers or (os.cpu_count() or 1)
         # Workers open documents themselves, so they only take runs whose documents all have
         # a place on disk (files); any other source is read here, through the source.

@@ -8,6 +8,7 @@ from pydantic import Field, WithJsonSchema
 
 from noteseek.operations.params import (
     MAX_QUERY_CHARS,
+    Bool,
     DocumentPath,
     Int,
     Mode,
@@ -115,7 +116,7 @@ class MemoryRef(Params):
 
 
 class ListMemories(MemoryFilters):
-    include_trash: bool = Field(default=False, description="List deleted memories too.")
+    include_trash: Bool = Field(default=False, description="List deleted memories too.")
     limit: Int = Field(
         default=100, ge=1, le=1000, description="Most memories listed, newest first."
     )
@@ -125,7 +126,7 @@ class SearchMemories(MemoryFilters):
     query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS, description="What to look for.")
     top_n: TopN = top_n_field()
     mode: Mode = Field(default=None, description="hybrid (default), keyword or semantic.")
-    explain: bool = Field(
+    explain: Bool = Field(
         default=False, description="Add each result's explanation (the recency factor shows)."
     )
     expand_chars: Expand = Field(
@@ -143,8 +144,8 @@ class SearchLinkedMemories(Params):
 
 
 class FlushMemories(MemoryFilters):
-    dry_run: bool = Field(default=False, description="Show the summary; write nothing.")
-    archive: bool = Field(
+    dry_run: Bool = Field(default=False, description="Show the summary; write nothing.")
+    archive: Bool = Field(
         default=False,
         description="Mark what was summarised archived (status: archived; never deleted).",
     )

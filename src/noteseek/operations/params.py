@@ -44,15 +44,24 @@ class Params(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
 
-def _not_a_bool(value: Any) -> Any:
-    """``true`` is not a number: JSON's booleans would otherwise pass as 1 and 0."""
-    if isinstance(value, bool):
-        raise ValueError("expected a number, not true or false")
-    return value
+def _typed(what: str) -> Any:
+    """``true`` and ``"5"`` are not numbers: JSON's booleans would otherwise pass as 1 and 0,
+    and text as the number it spells (a query string's numbers are converted by its door)."""
+
+    def check(value: Any) -> Any:
+        if isinstance(value, bool):
+            raise ValueError(f"expected {what}, not true or false")
+        if isinstance(value, str):
+            raise ValueError(f"expected {what}, not text")
+        return value
+
+    return BeforeValidator(check)
 
 
-Int = Annotated[int, BeforeValidator(_not_a_bool)]
-Float = Annotated[float, BeforeValidator(_not_a_bool)]
+Int = Annotated[int, _typed("an integer")]
+Float = Annotated[float, _typed("a number")]
+Bool = Annotated[bool, Field(strict=True)]
+"""true or false only: not 1, 0 or text that spells one."""
 
 
 def _inside_roots(value: str) -> str:
@@ -118,12 +127,13 @@ class SearchFilters(Params):
         description="Files to leave out (paths as results give them, or glob patterns), "
         "for example those already read.",
     )
-    source: Literal["docs", "memory", "all"] = Field(
+    source: Literal["docs", "memory", "commits", "all"] = Field(
         default="docs",
-        description="docs: the notes and docs (default); memory: agent memories; all: both.",
+        description="docs: the notes and docs (default); memory: agent memories; commits: git "
+        "history (search_git_history groups it by commit); all: everything.",
     )
     min_score: Float = Field(default=0.0, ge=0, le=1, description="Drop results below this.")
-    explain: bool = Field(
+    explain: Bool = Field(
         default=False,
         description="Add each result's explanation: every lane's rank and raw score, and what "
         "fusion and each later stage did to it.",
@@ -232,21 +242,21 @@ class Reindex(Params):
         description="Root names, or files/folders inside roots; their roots are brought up "
         "to date. Default: every root.",
     )
-    force: bool = Field(default=False, description="Re-read files even if they look unchanged.")
+    force: Bool = Field(default=False, description="Re-read files even if they look unchanged.")
 
 
 class IndexRoots(Params):
     roots: list[str] | None = Field(
         default=None, description="Root names or folders (default: every root)."
     )
-    force: bool = Field(default=False, description="Re-read every file, even unchanged ones.")
-    keyword_only: bool = Field(
+    force: Bool = Field(default=False, description="Re-read every file, even unchanged ones.")
+    keyword_only: Bool = Field(
         default=False, description="Skip embeddings (keyword search only) this run."
     )
 
 
 class Rebuild(Params):
-    keyword_only: bool = Field(default=False, description="Skip embeddings (keyword search only).")
+    keyword_only: Bool = Field(default=False, description="Skip embeddings (keyword search only).")
 
 
 # -- validation --------------------------------------------------------------------------------

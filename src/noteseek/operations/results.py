@@ -11,6 +11,15 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 
+class LastChangeOut(BaseModel):
+    date: str = Field(description="When the commit was authored (ISO 8601).")
+    author: str
+    commit: str = Field(description="The full hash.")
+    short_hash: str
+    subject: str
+    root: str = Field(description="The git root holding the commit.")
+
+
 class SearchResult(BaseModel):
     rank: int = Field(description="1-based position.")
     chunk_id: str = Field(description="Stable id of the section piece; get_chunk reads it.")
@@ -29,6 +38,46 @@ class SearchResult(BaseModel):
     explain: dict[str, Any] | None = Field(
         default=None, description="With explain: each lane's rank, score and contribution."
     )
+    last_change: LastChangeOut | None = Field(
+        default=None,
+        description="The newest indexed commit that changed the document (when its folder is "
+        "in an indexed git repository).",
+    )
+
+
+class CommitResult(BaseModel):
+    rank: int
+    doc_id: str = Field(description="root/hash: get_document reads the whole commit.")
+    root: str = Field(description="The git root (repository) of the commit.")
+    hash: str
+    short_hash: str
+    subject: str
+    message: str = Field(description="The commit message's body (the subject when it has none).")
+    author: str
+    author_email: str
+    date: str = Field(description="When it was authored (ISO 8601, UTC).")
+    score: float
+    lanes: dict[str, int]
+    snippet: str = Field(description="Text around the best match, matches wrapped in **.")
+    chunk_id: str
+    start_line: int = Field(description="Lines of the commit document the match spans.")
+    end_line: int
+    files: list[str] = Field(description="The files the commit changed.")
+    insertions: int
+    deletions: int
+    file: str | None = Field(description="The changed file whose hunk matched best.")
+    hunk: str | None = Field(description="That hunk's text (include_diff).")
+    hunk_truncated: bool = False
+    explain: dict[str, Any] | None = None
+
+
+class CommitSearchOut(BaseModel):
+    query: str
+    mode: str
+    took_ms: float
+    lanes: dict[str, int]
+    commits: list[CommitResult]
+    warnings: list[str]
 
 
 class Compression(BaseModel):

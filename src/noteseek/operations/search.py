@@ -58,8 +58,12 @@ def search_payload(ctx: Context, response: SearchResponse, grow_to: int = 0) -> 
         per_result = max(per_result, grow_to)
     budget = limits.payload_chars
     results = []
+    changes = ctx.engine.last_changes(h.doc_id for h in response.hits)
     for hit in response.hits:
         item = hit.to_dict()
+        change = changes.get(hit.doc_id)
+        if change is not None:
+            item["last_change"] = change.to_dict()
         text = item.pop("text", None) or ""
         limit = len(text)
         if per_result is not None:

@@ -7,7 +7,7 @@ new capability is one entry here plus the engine method it runs.
 
 from __future__ import annotations
 
-from noteseek.operations import admin, reading, search
+from noteseek.operations import admin, git, reading, search
 from noteseek.operations.errors import ErrorKind, Invalid
 from noteseek.operations.memory_table import MEMORY_OPERATIONS
 from noteseek.operations.params import (
@@ -26,6 +26,7 @@ from noteseek.operations.params import (
 )
 from noteseek.operations.results import (
     ChunkOut,
+    CommitSearchOut,
     DocumentOut,
     GraphOut,
     IndexOut,
@@ -90,6 +91,24 @@ OPERATIONS: dict[str, Operation] = {
             "fused with its keyword matches. Use it when query_documents misses because the "
             "notes use different words. " + _CAP,
             http=HttpRoute("POST", "/search_with_hypothesis"),
+        ),
+        Operation(
+            "search_git_history",
+            "Search git history: commits with hash, date, author, message and the hunk that "
+            "matched.",
+            git.SearchGitHistory,
+            CommitSearchOut,
+            git.search_git_history,
+            True,
+            _SEARCH_ERRORS,
+            description="Search the git history of the indexed repositories: when and why did "
+            "something change, and who changed it? Returns one result per commit (best first) "
+            "with short hash, date, author, subject and message, the files it changed, and the "
+            "changed file whose hunk matched best (include_diff adds that hunk's text). Narrow "
+            "with file_pattern (glob over changed files), author, after/before (dates or ages "
+            "such as 30d) and repository. get_document with a result's doc_id reads the "
+            "whole commit.",
+            http=HttpRoute("POST", "/search_git_history"),
         ),
         Operation(
             "get_chunk",

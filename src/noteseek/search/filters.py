@@ -9,10 +9,14 @@ from datetime import datetime, timedelta
 
 from noteseek.types import Filters
 
-SOURCES = ("docs", "memory", "all")
-"""What a search looks in: documents (every root but memory folders), memories, or both."""
+SOURCES = ("docs", "memory", "commits", "all")
+"""What a search looks in: documents (every root but memory folders and git histories),
+memories, commits, or everything."""
 MEMORY_KINDS = frozenset({"memory"})
 """Root kinds that hold memories rather than documents."""
+COMMIT_KINDS = frozenset({"git"})
+"""Root kinds that hold commits rather than documents."""
+_SOURCE_KINDS = {"memory": MEMORY_KINDS, "commits": COMMIT_KINDS}
 
 _RELATIVE_RE = re.compile(r"^(\d+)\s*(h|d|w|m|y)$")
 _UNIT_DAYS = {"h": 1 / 24, "d": 1, "w": 7, "m": 30, "y": 365}
@@ -65,6 +69,8 @@ def build_filters(
     exclude_paths: Iterable[str] = (),
     kinds: Iterable[str] = (),
     doc_ids: Iterable[str] | None = None,
+    authors: Iterable[str] = (),
+    changed: Iterable[str] = (),
 ) -> Filters:
     def when(v: str | float | None) -> float | None:
         if v is None or v == "":
@@ -81,6 +87,8 @@ def build_filters(
         exclude_paths=[p.replace("\\", "/") for p in exclude_paths if p.strip()],
         kinds=sorted(set(kinds)),
         doc_ids=None if doc_ids is None else list(doc_ids),
+        authors=[a.strip() for a in authors if a.strip()],
+        changed=[p.replace("\\", "/") for p in changed if p.strip()],
     )
 
 
@@ -92,7 +100,7 @@ def kinds_for(source: str, root_kinds: Iterable[str]) -> list[str]:
     present = set(root_kinds)
     if source == "all":
         return []
-    wanted = MEMORY_KINDS if source == "memory" else present - MEMORY_KINDS
+    wanted = _SOURCE_KINDS.get(source) or present - MEMORY_KINDS - COMMIT_KINDS
     if present <= wanted:
         return []
     # Nothing of that source indexed: a kind no root has lets nothing through.

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from noteseek.config import IndexSettings
+from noteseek.config import GitSettings, IndexSettings
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +81,8 @@ class SourceContext:
     skip_dirs: frozenset[str] = frozenset()
     """Real paths of folders other roots' sources own (memory folders): a walk of another
     root that contains one never enters it, so nothing is indexed twice."""
+    git: GitSettings = field(default_factory=GitSettings)
+    """``[git]``: how much of a commit's diff a git root keeps."""
 
 
 class Source(Protocol):

@@ -62,7 +62,12 @@ class GitSource:
     ) -> None:
         self.name = name
         self.folder = Path(root.path).expanduser()
-        self.bounds = bounds or DiffBounds()
+        git = context.git
+        self.bounds = bounds or DiffBounds(
+            max_lines_per_file=git.max_file_lines,
+            max_lines=git.max_diff_lines,
+            max_files=git.max_files,
+        )
         self._lock = threading.Lock()
         self._signature: str | None = None
         self._commits: dict[str, int] = {}

@@ -169,8 +169,8 @@ class Catalog(Meta, Protocol):
         """Every file (of one root, when given), by root name then path."""
         ...
 
-    def document_dates(self) -> list[float]:
-        """Every document's date (``modified``)."""
+    def document_dates(self, exclude_kinds: Sequence[str] = ()) -> list[float]:
+        """Every document's date (``modified``), leaving out roots of ``exclude_kinds``."""
         ...
 
     # problems and runs

@@ -63,7 +63,9 @@ def search(
     source: Annotated[
         str | None,
         typer.Option(
-            "--source", help="docs (default): notes and docs; memory: agent memories; all."
+            "--source",
+            help="docs (default): notes and docs; memory: agent memories; commits: git "
+            "history, one result per commit; all.",
         ),
     ] = None,
     min_score: Annotated[
@@ -99,6 +101,19 @@ def search(
             "many characters (implies --full).",
         ),
     ] = None,
+    author: Annotated[
+        list[str] | None,
+        typer.Option("--author", help="--source commits: author name or email part (repeatable)."),
+    ] = None,
+    changed: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--file", help="--source commits: glob over the files a commit changed (repeatable)."
+        ),
+    ] = None,
+    diff: Annotated[
+        bool, typer.Option("--diff", help="--source commits: show the hunk that matched.")
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print results as JSON.")] = False,
     queries: Annotated[
         Path | None,
@@ -110,6 +125,38 @@ def search(
         raise fail("give a query, or --queries FILE (not both)", EXIT_USAGE)
     if hypothesis and compressed:
         raise fail("--hypothesis and --compressed do not combine; give one", EXIT_USAGE)
+    if source == "commits":
+        refused = {
+            "--path": path,
+            "--exclude": exclude,
+            "--tag": tag,
+            "--where": where,
+            "--hypothesis": hypothesis,
+            "--compressed": compressed,
+            "--expand": expand,
+        }
+        given = [flag for flag, value in refused.items() if value]
+        if given:
+            raise fail(
+                f"{', '.join(given)} do not apply to commits; use --file for changed files",
+                EXIT_USAGE,
+            )
+        commit_args: dict[str, Any] = {
+            "top_n": top_k,
+            "repository": root,
+            "after": after,
+            "before": before,
+            "author": author,
+            "file_pattern": changed,
+            "min_score": min_score,
+            "mode": mode,
+            "include_diff": diff or None,
+            "explain": explain or None,
+        }
+        _search_commits(query, queries, commit_args, as_json)
+        return
+    if author or changed or diff:
+        raise fail("--author, --file and --diff need --source commits", EXIT_USAGE)
     name = (
         "search_with_hypothesis"
         if hypothesis
@@ -170,6 +217,49 @@ def search(
         raise typer.Exit(EXIT_NOT_FOUND)
 
 
+def _search_commits(
+    query: str | None, queries: Path | None, args: dict[str, Any], as_json: bool
+) -> None:
+    with opened(need_index=True) as ctx:
+        if queries is not None:
+            _batch(ctx, "search_git_history", "query", queries, args)
+            return
+        response = call(ctx, "search_git_history", {**args, "query": query})
+    commits = response["commits"]
+    if as_json:
+        out.print_json(json.dumps(response, ensure_ascii=False))
+    else:
+        print_commits(commits, bool(args.get("explain")))
+        for warning in response["warnings"]:
+            err.print(f"[yellow]note:[/] {escape(warning)}")
+        err.print(
+            f"[dim]{len(commits)} commits in {response['took_ms']:.1f} ms "
+            f"({response['mode']}: {', '.join(response['lanes']) or 'no lanes'})[/]"
+        )
+    if not commits:
+        raise typer.Exit(EXIT_NOT_FOUND)
+
+
+def print_commits(commits: list[dict[str, Any]], explain: bool) -> None:
+    """One commit per result: short hash, date, author and subject, then what matched."""
+    for c in commits:
+        out.print(
+            f"[bold]{c['rank']:>2}. [yellow]{c['short_hash']}[/] {escape(c['date'][:10])} "
+            f"{escape(c['subject'])}[/]  [dim]{escape(c['author'])} · {escape(c['root'])} · "
+            f"{len(c['files'])} files +{c['insertions']} -{c['deletions']} · "
+            f"{c['score']:.3f}[/]"
+        )
+        if c.get("file"):
+            out.print(f"    [green]{escape(c['file'])}[/]")
+        out.print(f"    {_rich_snippet(c['snippet'])}")
+        if c.get("hunk"):
+            for line in c["hunk"].split("\n"):
+                style = "green" if line.startswith("+") else "red" if line.startswith("-") else ""
+                out.print(f"    [{style}]{escape(line)}[/]" if style else f"    {escape(line)}")
+        if explain and c.get("explain"):
+            _print_explain(c["explain"])
+
+
 def _batch(ctx: Context, name: str, text_field: str, path: Path, args: dict[str, Any]) -> None:
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
@@ -190,7 +280,7 @@ def _batch(ctx: Context, name: str, text_field: str, path: Path, args: dict[str,
             "query_id": qid,
             "mode": response["mode"],
             "took_ms": response["took_ms"],
-            "results": response["results"],
+            "results": response["results"] if "results" in response else response["commits"],
             "warnings": response["warnings"],
         }
         sys.stdout.write(json.dumps(record, ensure_ascii=False) + "\n")
@@ -216,6 +306,12 @@ def print_hits(hits: list[dict[str, Any]], explain: bool, full: bool) -> None:
             f"{escape(hit['path'])}:{lines}[/]{shown}  [dim]{hit['score']:.3f}  "
             f"{hit['chunk_id']}[/]"
         )
+        change = hit.get("last_change")
+        if change:
+            out.print(
+                f"    [dim]changed {escape(change['date'][:10])} by {escape(change['author'])} "
+                f"({change['short_hash']}: {escape(change['subject'])})[/]"
+            )
         out.print(f"    {_rich_snippet(hit['snippet'])}")
         if full and hit.get("content"):
             out.print(escape(hit["content"]))

@@ -137,14 +137,47 @@ def _is_list(annotation: Any) -> bool:
     return any(get_origin(arg) is list for arg in get_args(annotation))
 
 
+def _scalar_types(annotation: Any) -> set[type]:
+    """The plain types an annotation admits (``Int | None`` -> {int, NoneType})."""
+    found: set[type] = set()
+    for arg in (annotation, *get_args(annotation)):
+        if isinstance(arg, type) and arg in (bool, int, float):
+            found.add(arg)
+        elif get_args(arg):
+            found |= _scalar_types(arg)
+    return found
+
+
+def _from_query(value: str, types: set[type]) -> Any:
+    """A query string's text as the number or boolean its parameter takes (JSON bodies carry
+    typed values, which the parameters insist on; a query string has only text). Text that
+    is no such value is left as it is, for the parameter's own error."""
+    if bool in types and value.lower() in ("true", "false"):
+        return value.lower() == "true"
+    for kind in (int, float):
+        if kind in types:
+            try:
+                return kind(value)
+            except ValueError:
+                continue
+    return value
+
+
 def _query_parser(op: Operation) -> Callable[[Request], Any]:
-    lists = {name for name, info in op.params.model_fields.items() if _is_list(info.annotation)}
+    fields = op.params.model_fields
+    lists = {name for name, info in fields.items() if _is_list(info.annotation)}
+    typed = {name: _scalar_types(info.annotation) for name, info in fields.items()}
 
     def parse_query(request: Request) -> Any:
         args: dict[str, Any] = dict(request.path_params)
         for key in request.query_params:
             values = request.query_params.getlist(key)
-            args[key] = values if key in lists else values[-1]
+            if key in lists:
+                args[key] = values
+            elif typed.get(key):
+                args[key] = _from_query(values[-1], typed[key])
+            else:
+                args[key] = values[-1]
         return parse(op.name, args)[1]
 
     return parse_query

@@ -12,7 +12,7 @@ import json
 import os
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from noteseek.store.base import FileRow, FileState, Problem, WriteRejected
@@ -232,9 +232,17 @@ class SQLiteCatalog(SQLiteCore):
         )
         return (to_file_row(r) for r in rows)
 
-    def document_dates(self) -> list[float]:
-        """Every document's date (``files.modified``)."""
-        return [float(r[0]) for r in self._q("SELECT modified FROM files")]
+    def document_dates(self, exclude_kinds: Sequence[str] = ()) -> list[float]:
+        """Every document's date (``files.modified``), leaving out roots of ``exclude_kinds``."""
+        if not exclude_kinds:
+            return [float(r[0]) for r in self._q("SELECT modified FROM files")]
+        marks = ",".join("?" * len(exclude_kinds))
+        rows = self._q(
+            "SELECT f.modified FROM files f JOIN roots r ON r.id = f.root_id "
+            f"WHERE r.kind NOT IN ({marks})",
+            tuple(exclude_kinds),
+        )
+        return [float(r[0]) for r in rows]
 
     # -- problems and runs -----------------------------------------------------------------------
 

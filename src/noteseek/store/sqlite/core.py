@@ -15,9 +15,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from noteseek.globs import path_match
 from noteseek.store.base import ChangeToken, IndexCorrupt
 from noteseek.store.migrations import MIGRATIONS, SCHEMA_VERSION
-from noteseek.store.sqlite.sql import path_match
+from noteseek.store.sqlite.sql import author_match
 
 
 class SQLiteCore:
@@ -52,6 +53,7 @@ class SQLiteCore:
         conn.execute("PRAGMA cache_size = -65536")
         conn.execute("PRAGMA mmap_size = 268435456")
         conn.create_function("ns_path_match", 2, path_match, deterministic=True)
+        conn.create_function("ns_author_match", 3, author_match, deterministic=True)
         return conn
 
     def _migrate(self) -> None:

@@ -8,10 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from functools import lru_cache
 from typing import Any
-
-from pathspec import GitIgnoreSpec
 
 from noteseek.store.base import ChunkRow, FileRow
 from noteseek.types import Filters
@@ -116,6 +113,18 @@ def filter_sql(filters: Filters) -> tuple[str, list[Any]]:
     if filters.before is not None:
         conds.append("f.modified < ?")
         params.append(filters.before)
+    if filters.authors:
+        conds.append(
+            "ns_author_match(?, json_extract(f.frontmatter, '$.author'), "
+            "json_extract(f.frontmatter, '$.author_email'))"
+        )
+        params.append("\n".join(filters.authors))
+    if filters.changed:
+        conds.append(
+            "EXISTS (SELECT 1 FROM json_each(f.frontmatter, '$.files') j "
+            "WHERE j.type = 'text' AND ns_path_match(?, j.value))"
+        )
+        params.append("\n".join(filters.changed))
     for key, op, value in filters.where:
         path = '$."' + key.replace('"', '\\"') + '"'
         exists = (
@@ -128,12 +137,10 @@ def filter_sql(filters: Filters) -> tuple[str, list[Any]]:
     return ("AND " + " AND ".join(conds) if conds else ""), params
 
 
-@lru_cache(maxsize=64)
-def _spec(patterns: str) -> GitIgnoreSpec:
-    return GitIgnoreSpec.from_lines(patterns.split("\n"))
-
-
-def path_match(patterns: str, path: str) -> bool:
-    """SQL function ``ns_path_match``: whether ``path`` matches any of the newline-separated
-    gitignore-style ``patterns``."""
-    return _spec(patterns).match_file(path)
+def author_match(needles: str, name: Any, email: Any) -> bool:
+    """SQL function ``ns_author_match``: whether any of the newline-separated ``needles`` is
+    part of ``name <email>``, case folded (Unicode, unlike SQLite's ``lower``)."""
+    if not isinstance(name, str) and not isinstance(email, str):
+        return False
+    who = f"{name or ''} <{email or ''}>".casefold()
+    return any(n.strip().casefold() in who for n in needles.split("\n") if n.strip())

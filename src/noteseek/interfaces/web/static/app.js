@@ -253,6 +253,38 @@
     return body;
   }
 
+  // Git history: the same filters, with the path filter read as the files a commit changed.
+  function commitBody(params) {
+    const body = { query: params.get("q"), top_n: TOP_N, explain: true };
+    const mode = params.get("mode");
+    if (mode) body.mode = mode;
+    const path = params.get("path");
+    if (path) body.file_pattern = path.split(/\s*,\s*/).filter(Boolean);
+    for (const key of ["after", "before"]) {
+      if (params.get(key)) body[key] = params.get(key);
+    }
+    return body;
+  }
+
+  // One commit per result, shown like a section: its subject as the title, the file whose
+  // hunk matched as the heading, and who and when as a line of its own.
+  function commitsAsResults(data) {
+    const results = (data.commits || []).map((c) => ({
+      ...c,
+      title: `${c.short_hash} ${c.subject}`,
+      path: c.hash,
+      heading_path: c.file ? [c.file] : [],
+      commit: {
+        date: c.date.slice(0, 10),
+        author: c.author,
+        files: c.files.length,
+        insertions: c.insertions,
+        deletions: c.deletions,
+      },
+    }));
+    return { ...data, results };
+  }
+
   async function runSearch(params) {
     const key = params.toString();
     const seq = ++state.searchSeq;
@@ -262,7 +294,10 @@
     if (!data) {
       $("result-count").textContent = "Searching…";
       try {
-        data = await api("POST", "/query_documents", queryBody(params));
+        data =
+          params.get("source") === "commits"
+            ? commitsAsResults(await api("POST", "/search_git_history", commitBody(params)))
+            : await api("POST", "/query_documents", queryBody(params));
       } catch (err) {
         if (seq !== state.searchSeq) return;
         showSearchError(err);
@@ -336,6 +371,8 @@
         el("span", { class: "score", title: "score (0-1)", text: Number(r.score).toFixed(3) }),
       ),
       el("div", { class: "where", title: `lines ${r.start_line}-${r.end_line}`, text: where }),
+      ...(r.commit ? [commitLine(r.commit)] : []),
+      ...(r.last_change ? [changedLine(r.last_change)] : []),
       el("p", { class: "snippet" }, ...snippetNodes(r.snippet)),
       el("div", { class: "result-foot" }, ...lanes, why),
       whyBox,
@@ -347,6 +384,19 @@
     });
     item.addEventListener("focus", () => select(i, false));
     return item;
+  }
+
+  function commitLine(c) {
+    const files = `${c.files} file${c.files === 1 ? "" : "s"} +${c.insertions} −${c.deletions}`;
+    return el("div", { class: "commit-meta", text: `${c.date} · ${c.author} · ${files}` });
+  }
+
+  function changedLine(c) {
+    return el("div", {
+      class: "changed",
+      title: `${c.short_hash}: ${c.subject}`,
+      text: `Changed ${c.date.slice(0, 10)} by ${c.author}`,
+    });
   }
 
   function explainNodes(r) {

@@ -1,0 +1,39 @@
+"""Settings for git history: which repositories are indexed and how much of a diff is kept."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from noteseek.config.base import Section
+
+
+class GitSettings(Section):
+    """``[git]``: commits of git repositories, searched apart from documents."""
+
+    discover: bool = Field(
+        default=False,
+        description="Also index the history of the git repositories that hold or sit under "
+        "the other roots' folders, each as a root of kind git named ROOT.git (ROOT.git.SUB "
+        'for a repository in a subfolder); [roots.NAME] kind = "git" adds one explicitly.',
+    )
+    max_file_lines: int = Field(
+        default=300,
+        ge=10,
+        le=100_000,
+        description="Diff lines kept per changed file of a commit; the rest of that file's "
+        "hunks is left out (the commit says so).",
+    )
+    max_diff_lines: int = Field(
+        default=1500,
+        ge=10,
+        le=1_000_000,
+        description="Diff lines kept per commit over all its files; files past the bound are "
+        "listed by name with their line counts, without hunks.",
+    )
+    max_files: int = Field(
+        default=100,
+        ge=1,
+        le=100_000,
+        description="Changed files of a commit shown with hunks; a commit changing more lists "
+        "the first ones and says how many more there are.",
+    )

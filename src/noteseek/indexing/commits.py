@@ -1,0 +1,283 @@
+"""Turn commits into the rows the store writes: one document per commit, chunked for retrieval.
+
+A commit is rendered as a Markdown document (``sources/git_render.py``): its subject as the
+title, its message, a metadata block, then a section per changed file with that file's hunks.
+The chunks point at lines of exactly that text, so a result opens at the right place:
+
+* the message: the subject and body as one chunk (cut at paragraph and line ends when the body
+  is longer than the chunk budget), heading = the subject;
+* per changed file: its hunks grouped while they fit the budget (a hunk bigger than the budget
+  is cut at line ends), heading = the file's path; a binary or hunk-less change (a rename, a
+  mode change, a file past the diff bound) is one short chunk naming it, so a file's path
+  still finds the commit.
+
+The keyword fields: title = subject; aliases = author, email and hashes (``who`` and
+``which`` questions); headings = the file path (and the old one of a rename); body = the
+message, or the lines the hunk added and removed (context lines say what did *not* change, so
+they are left out). The document fields the filters read (``author``, ``author_email``,
+``files``) and the date (the author date) are the commit's.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator, Sequence
+from datetime import UTC, datetime
+
+from noteseek.analysis import Analyzer
+from noteseek.chunking import embedding_input, embedding_key
+from noteseek.indexing.prepare import Outcome
+from noteseek.sources.base import FoundFile
+from noteseek.sources.git import GitSource
+from noteseek.sources.git_log import Commit, FileChange
+from noteseek.sources.git_render import FileSection, RenderedCommit, render_commit
+from noteseek.types import Chunk, FileRecord, IndexedChunk, PreparedFile
+
+PARSER = "git"
+"""The parser name commits are recorded with."""
+SHORT = 10
+"""Characters of a short hash: unique in repositories far bigger than this tool indexes."""
+
+
+def commit_outcomes(
+    source: GitSource,
+    found: Sequence[FoundFile],
+    analyzer: Analyzer,
+    max_chars: int,
+) -> Iterator[Outcome]:
+    """One outcome per found commit, read in one pass of ``git log``."""
+    by_hash = {f.path: f for f in found}
+    for commit_hash, commit in source.commits([f.path for f in found]):
+        item = by_hash.pop(commit_hash, None)
+        if item is None:
+            continue
+        if isinstance(commit, str):
+            yield Outcome(item, "skipped", problems=[("skipped", commit)])
+            continue
+        yield prepare_commit(item, commit, render_commit(commit), analyzer, max_chars)
+    for item in by_hash.values():  # the reader never answered for these
+        yield Outcome(item, "skipped", problems=[("skipped", "git did not return this commit")])
+
+
+def prepare_commit(
+    found: FoundFile,
+    commit: Commit,
+    rendered: RenderedCommit,
+    analyzer: Analyzer,
+    max_chars: int,
+) -> Outcome:
+    """The rows of one commit (see the module docstring)."""
+    doc_id = f"{found.root}/{found.path}"
+    subject = commit.subject.strip() or "(no subject)"
+    lines = rendered.text.split("\n")
+    chunks: list[Chunk] = []
+    fields: list[tuple[str, str]] = []  # (headings, body) per chunk, analyzed below
+
+    start, end = rendered.message
+    body = commit.body.strip()
+    for piece, (a, b) in _pieces(body or subject, start, end, max_chars):
+        chunks.append(_chunk(doc_id, len(chunks), (subject,), a, b, piece))
+        # A subject alone is the title already: counted twice it would outweigh a body.
+        fields.append((subject, piece if body else ""))
+
+    for section in rendered.files:
+        change = section.change
+        names = [change.path] + ([change.old_path] if change.old_path else [])
+        for text, (a, b) in _file_pieces(section, lines, max_chars):
+            chunks.append(_chunk(doc_id, len(chunks), (change.path,), a, b, text))
+            fields.append((" ".join(names), _changed_lines(text)))
+
+    who = [commit.author, commit.author_email, commit.hash[:SHORT], commit.hash]
+    if commit.committer and commit.committer != commit.author:
+        who.append(commit.committer)
+    title_terms = analyzer.text(subject)
+    alias_terms = analyzer.texts(who)
+    indexed = [
+        IndexedChunk(
+            c,
+            (title_terms, alias_terms, analyzer.text(heads), "", analyzer.text(text), ""),
+            embedding_key(embedding_input(subject, found.path, c.heading_path, c.text)),
+        )
+        for c, (heads, text) in zip(chunks, fields, strict=True)
+    ]
+    record = FileRecord(
+        root=found.root,
+        path=found.path,
+        doc_id=doc_id,
+        title=subject,
+        mtime_ns=found.mtime_ns,
+        size=found.size,
+        content_hash=hashlib.blake2b(rendered.text.encode("utf-8"), digest_size=16).hexdigest(),
+        modified=commit.authored,
+        aliases=[commit.hash[:SHORT]],
+        frontmatter=commit_fields(commit),
+        parser=PARSER,
+    )
+    return Outcome(found, "prepared", record.content_hash, PreparedFile(record, indexed, []))
+
+
+def commit_fields(commit: Commit) -> dict[str, object]:
+    """What a commit's document records besides its text: read by the author and changed-file
+    filters, by results, and by "last changed" of the documents it touched."""
+    files: list[str] = []
+    for change in commit.files:
+        files.append(change.path)
+        if change.old_path and change.old_path != change.path:
+            files.append(change.old_path)
+    return {
+        "commit": commit.hash,
+        "author": commit.author,
+        "author_email": commit.author_email,
+        "authored": _iso(commit.authored),
+        "committer": commit.committer,
+        "committer_email": commit.committer_email,
+        "committed": _iso(commit.committed),
+        "parents": list(commit.parents),
+        "files": files,
+        "changes": [_change_fields(c) for c in commit.files],
+        "files_omitted": commit.files_omitted,
+        "insertions": sum(c.added for c in commit.files),
+        "deletions": sum(c.removed for c in commit.files),
+        "diff_truncated": commit.diff_truncated,
+        "grafted": commit.grafted,
+    }
+
+
+def _change_fields(change: FileChange) -> dict[str, object]:
+    out: dict[str, object] = {
+        "path": change.path,
+        "status": change.status,
+        "added": change.added,
+        "removed": change.removed,
+    }
+    if change.old_path:
+        out["old_path"] = change.old_path
+    if change.binary:
+        out["binary"] = True
+    return out
+
+
+def _iso(when: float) -> str:
+    return datetime.fromtimestamp(when, UTC).isoformat().replace("+00:00", "Z")
+
+
+def chunk_id(doc_id: str, ordinal: int) -> str:
+    """A commit chunk's id: commits never change, so the position identifies a chunk."""
+    key = f"{doc_id}\x1f{ordinal}"
+    return hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+
+
+def message_chunk_id(doc_id: str) -> str:
+    """The id of a commit's first chunk: its message (subject and body)."""
+    return chunk_id(doc_id, 0)
+
+
+def _chunk(
+    doc_id: str, ordinal: int, heading_path: tuple[str, ...], start: int, end: int, text: str
+) -> Chunk:
+    return Chunk(
+        chunk_id=chunk_id(doc_id, ordinal),
+        ordinal=ordinal,
+        heading_path=heading_path,
+        start_line=start,
+        end_line=max(start, end),
+        text=text,
+        prose=text,
+        code="",
+        content_hash=hashlib.blake2b(
+            text.encode("utf-8", "surrogatepass"), digest_size=16
+        ).hexdigest(),
+    )
+
+
+def _pieces(text: str, start: int, end: int, max_chars: int) -> list[tuple[str, tuple[int, int]]]:
+    """``text`` (the message) cut at line ends into pieces of at most ``max_chars`` (a longer
+    line is one piece), each pointing at the whole message: a message is short, and a result
+    in a long one opens at its start."""
+    if len(text) <= max_chars:
+        return [(text, (start, end))]
+    out: list[tuple[str, tuple[int, int]]] = []
+    for piece in _split_lines(text.split("\n"), max_chars):
+        out.append(("\n".join(piece), (start, end)))
+    return out
+
+
+def _file_pieces(
+    section: FileSection, lines: Sequence[str], max_chars: int
+) -> list[tuple[str, tuple[int, int]]]:
+    """A file's hunks grouped within ``max_chars`` (a bigger hunk cut at line ends), with the
+    lines of the rendered text each group spans."""
+    change = section.change
+    if not section.hunks:
+        return [(_summary(change), (section.heading_line, section.heading_line))]
+    out: list[tuple[str, tuple[int, int]]] = []
+    group: list[tuple[int, int]] = []
+    size = 0
+    for a, b in section.hunks:
+        length = sum(len(line) + 1 for line in lines[a - 1 : b])
+        if group and size + length > max_chars:
+            out.append(_group(group, lines))
+            group, size = [], 0
+        if length > max_chars:
+            out.extend(_cut(a, b, lines, max_chars))
+            continue
+        group.append((a, b))
+        size += length
+    if group:
+        out.append(_group(group, lines))
+    return out
+
+
+def _group(spans: list[tuple[int, int]], lines: Sequence[str]) -> tuple[str, tuple[int, int]]:
+    text = "\n".join(line for a, b in spans for line in lines[a - 1 : b])
+    return text, (spans[0][0], spans[-1][1])
+
+
+def _cut(a: int, b: int, lines: Sequence[str], max_chars: int) -> list[tuple[str, tuple[int, int]]]:
+    """Lines ``a``..``b`` in pieces of at most ``max_chars`` (a longer line is one piece)."""
+    out: list[tuple[str, tuple[int, int]]] = []
+    at = a
+    for piece in _split_lines(list(lines[a - 1 : b]), max_chars):
+        out.append(("\n".join(piece), (at, at + len(piece) - 1)))
+        at += len(piece)
+    return out
+
+
+def _split_lines(lines: Sequence[str], max_chars: int) -> list[list[str]]:
+    out: list[list[str]] = []
+    piece: list[str] = []
+    size = 0
+    for line in lines:
+        if piece and size + len(line) + 1 > max_chars:
+            out.append(piece)
+            piece, size = [], 0
+        piece.append(line)
+        size += len(line) + 1
+    if piece:
+        out.append(piece)
+    return out
+
+
+def _summary(change: FileChange) -> str:
+    """The one line a change without hunks is found by."""
+    what = change.status
+    if change.old_path and change.old_path != change.path:
+        what += f" from {change.old_path}"
+    if change.binary:
+        what = f"binary, {what}"
+    return f"{change.path} ({what})"
+
+
+def _changed_lines(text: str) -> str:
+    """The added and removed lines of diff text, without their markers (context lines and
+    hunk headers say nothing about what the commit did)."""
+    out = []
+    for line in text.split("\n"):
+        if line[:1] in "+-" and line[:1] and not line.startswith(("+++ ", "--- ")):
+            out.append(line[1:])
+        elif line.startswith("@@"):
+            # The function or heading git names after the hunk header locates the change.
+            tail = line.split("@@", 2)[-1].strip()
+            if tail:
+                out.append(tail)
+    return "\n".join(out) or text

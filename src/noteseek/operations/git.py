@@ -1,0 +1,106 @@
+"""The git history operation: commits that answer a query, one result per commit.
+
+``search_git_history`` takes the parameters agents know from mcp-markdown-ragdocs (query,
+top_n, min_score, file_pattern, author, after, before) plus the repository, the mode and
+``include_diff``; every filter is applied inside retrieval (see ``engine/commits.py``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+from noteseek.operations.context import Context
+from noteseek.operations.params import (
+    MAX_QUERY_CHARS,
+    Bool,
+    Float,
+    Mode,
+    Params,
+    TopN,
+    top_n_field,
+)
+
+MAX_HUNK_CHARS = 4_000
+"""Most hunk text one commit result carries (``include_diff``)."""
+
+
+class SearchGitHistory(Params):
+    query: str = Field(
+        min_length=1,
+        max_length=MAX_QUERY_CHARS,
+        description="What the change was about: its intent, words of its message or of the "
+        "text it changed, a file name, an identifier.",
+    )
+    top_n: TopN = top_n_field()
+    min_score: Float = Field(default=0.0, ge=0, le=1, description="Drop commits below this.")
+    file_pattern: str | list[str] | None = Field(
+        default=None,
+        description="Only commits that changed a file matching this glob (repository-relative, "
+        "for example docs/**/*.md or auth.md); a list matches any.",
+    )
+    author: str | list[str] | None = Field(
+        default=None,
+        description="Only commits whose author's name or email contains this (case folded); a "
+        "list matches any.",
+    )
+    after: str | None = Field(
+        default=None,
+        description="Authored on or after: YYYY-MM-DD, an ISO time, or an age such as 30d, 6m.",
+    )
+    before: str | None = Field(default=None, description="Authored before (same forms).")
+    repository: str | list[str] | None = Field(
+        default=None, description="Only these git roots (names as results give them)."
+    )
+    mode: Mode = Field(
+        default=None,
+        description="hybrid (default search.mode), keyword or semantic; as for query_documents.",
+    )
+    include_diff: Bool = Field(
+        default=False,
+        description="Add the text of the hunk that matched best (the changed lines with their "
+        f"context, at most {MAX_HUNK_CHARS:,} characters).",
+    )
+    explain: Bool = Field(default=False, description="Add each result's ranking explanation.")
+
+
+def search_git_history(ctx: Context, p: SearchGitHistory) -> dict[str, Any]:
+    found = ctx.engine.search_commits(
+        p.query,
+        top_n=p.top_n or ctx.engine.settings.search.top_k,
+        mode=p.mode,
+        min_score=p.min_score,
+        file_pattern=_listed(p.file_pattern),
+        author=_listed(p.author),
+        after=p.after,
+        before=p.before,
+        repositories=_listed(p.repository),
+        include_diff=p.include_diff,
+        explain=p.explain,
+    )
+    commits = []
+    for hit in found.commits:
+        item = hit.to_dict()
+        hunk = item.get("hunk")
+        if isinstance(hunk, str) and len(hunk) > MAX_HUNK_CHARS:
+            item["hunk"] = hunk[:MAX_HUNK_CHARS]
+            item["hunk_truncated"] = True
+        commits.append(item)
+    warnings = list(found.warnings)
+    if ctx.indexing() and ctx.service is not None:
+        warnings.append("the index is being built or updated: results may be incomplete")
+    return {
+        "query": found.query,
+        "mode": found.mode,
+        "took_ms": round(found.took_ms, 1),
+        "lanes": found.lanes,
+        "commits": commits,
+        "warnings": warnings,
+    }
+
+
+def _listed(value: str | list[str] | None) -> list[str]:
+    if value is None:
+        return []
+    return [value] if isinstance(value, str) else list(value)
