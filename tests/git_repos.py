@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 
 BASE_DATE = 1_700_000_000
+"""2023-11-14 22:13:20 UTC."""
+DAY = 86_400
 
 
 def git_env(extra: dict[str, str] | None = None) -> dict[str, str]:
@@ -71,12 +73,26 @@ class Repo:
             content = content.encode("utf-8")
         target.write_bytes(content)
 
-    def commit(self, message: str, files: dict[str, str | bytes | None] | None = None) -> str:
-        """Write ``files``, stage everything and commit; the new commit's hash."""
+    def commit(
+        self,
+        message: str,
+        files: dict[str, str | bytes | None] | None = None,
+        *,
+        author: tuple[str, str] | None = None,
+        day: int | None = None,
+    ) -> str:
+        """Write ``files``, stage everything and commit; the new commit's hash. ``author``:
+        (name, email) instead of Ada's; ``day``: dated that many days after BASE_DATE (UTC)."""
         for rel, content in (files or {}).items():
             self.write(rel, content)
         self.git("add", "-A")
-        self.git("commit", "-q", "--allow-empty", "-m", message)
+        env: dict[str, str] = {}
+        if author is not None:
+            env.update(GIT_AUTHOR_NAME=author[0], GIT_AUTHOR_EMAIL=author[1])
+        if day is not None:
+            stamp = f"@{BASE_DATE + day * DAY} +0000"
+            env.update(GIT_AUTHOR_DATE=stamp, GIT_COMMITTER_DATE=stamp)
+        self.git("commit", "-q", "--allow-empty", "-m", message, env=env)
         return self.head()
 
     def head(self) -> str:

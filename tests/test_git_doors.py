@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from tests.git_repo import Repo
+from tests.git_repos import Repo
 from tests.helpers import project
 from tests.mcp_client import call, error_of, eventually, run, session
 from tests.test_serve import serve_env, serving
@@ -69,10 +69,10 @@ def test_an_agent_asks_which_commit_changed_the_auth_docs_and_why(tmp_path: Path
             assert top["file"] == "docs/auth.md"
             assert "+Login tokens expire after 15 minutes." in top["hunk"]
             assert len(top["short_hash"]) == 10 and top["hash"].startswith(top["short_hash"])
-            by_ana = await call(
-                client, "search_git_history", {"query": "auth", "author": "ana", "mode": "keyword"}
+            by_ada = await call(
+                client, "search_git_history", {"query": "auth", "author": "ada", "mode": "keyword"}
             )
-            assert {c["subject"] for c in by_ana["commits"]} == {"Add the auth guide"}
+            assert {c["subject"] for c in by_ada["commits"]} == {"Add the auth guide"}
             # A document result says when it last changed, from the index.
             docs = await call(client, "query_documents", {"query": "login tokens"})
             assert docs["results"][0]["last_change"]["author"] == "Bo"

@@ -29,6 +29,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.conftest import EXAMPLE_VAULT, REPO
+from tests.git_repos import Repo
 from tests.helpers import project, write
 from tests.test_serve import serve_env
 
@@ -146,17 +147,30 @@ class Server:
 
 
 def make_vault(base: Path) -> Path:
+    """The example vault in a git repository with two commits (its history is a root too)."""
     vault = base / "vault"
     shutil.copytree(EXAMPLE_VAULT, vault)
     write(vault / "notes" / "hostile.md", HOSTILE)
     write(vault / "notes" / "x<img src=x onerror=window.__pwned=1>.md", "# Odd name\n\nzebrafish\n")
+    repo = Repo(vault)
+    repo.commit("Import the example vault", day=1)
+    redis = vault / "notes" / "redis.md"
+    repo.commit(
+        "Explain why cache entries vanish\n\nReaders kept asking where their keys went.",
+        {"notes/redis.md": redis.read_text(encoding="utf-8") + "\nKeys vanish at their TTL.\n"},
+        author=("Bo Lund", "bo@example.org"),
+        day=30,
+    )
     return vault
 
 
 def start_server(base: Path, **env: str) -> Server:
     folder = base / "project"
     folder.mkdir()
-    project(folder, {"notes": make_vault(base)})
+    vault = make_vault(base)
+    project(
+        folder, {"notes": vault}, f'[roots.history]\npath = "{vault.as_posix()}"\nkind = "git"\n'
+    )
     return Server(folder, serve_env(base / "home", **env)).start()
 
 
@@ -426,6 +440,28 @@ def test_searching_agent_memory_from_the_page(web: Watched, server: Server) -> N
     page.click("button.primary:has-text('Search')")
     expect(page.locator("#result-count")).to_contain_text("No results")
     assert "source=" not in hash_of(page)
+
+
+def test_git_history_from_the_page(web: Watched) -> None:
+    web.goto("#/search?q=cache+entries+vanish&mode=keyword&source=commits")
+    page = web.page
+    expect(page.locator("#result-count")).to_contain_text("result")
+    first = page.locator("#results li.result").first
+    expect(first.locator(".result-title")).to_contain_text("Explain why cache entries vanish")
+    assert re.fullmatch(r"[0-9a-f]{10} Explain.*", first.locator(".result-title").inner_text())
+    meta = first.locator(".commit-meta").inner_text()
+    assert meta.startswith("2023-12-14 · Bo Lund · 1 file +2")
+    assert "notes/redis.md" in first.locator(".where").inner_text()
+    assert page.input_value("#f-source") == "commits"
+    first.locator(".result-title").click()
+    expect(page.locator("#doc-title")).to_have_text("Explain why cache entries vanish")
+    assert page.locator("#doc-path").inner_text().startswith("history / ")
+    expect(page.locator("#doc-body")).to_contain_text("+Keys vanish at their TTL.")
+    expect(page.locator("#doc-body")).to_contain_text("Readers kept asking")
+    page.screenshot(path=str(artifact("web-commit-open.png")))
+    # A note found by search says when it last changed, and by whom.
+    web.goto("#/search?q=redis+ttl")
+    expect(page.locator("#result-0 .changed")).to_have_text("Changed 2023-12-14 by Bo Lund")
 
 
 def test_a_note_is_read_again_when_opened_again(web: Watched, server: Server) -> None:

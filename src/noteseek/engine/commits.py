@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,6 +24,8 @@ from noteseek.engine.state import IndexState
 from noteseek.globs import any_match
 from noteseek.indexing.commits import message_chunk_id
 from noteseek.search.filters import FilterError
+from noteseek.search.query import parse_query
+from noteseek.search.snippet import make_snippet
 from noteseek.sources.git import GIT_KIND
 from noteseek.sources.git_roots import enclosing_repository
 from noteseek.store.base import FileRow
@@ -187,6 +189,7 @@ class Commits:
         grouped: dict[str, list[Hit]] = {}
         for hit in response.hits:
             grouped.setdefault(hit.doc_id, []).append(hit)
+        snippet = self._change_snippet(query)
         commits: list[CommitHit] = []
         for doc_id, hits in grouped.items():
             if len(commits) == top_n:
@@ -194,11 +197,12 @@ class Commits:
             row = self._row(hits[0])
             if row is None:
                 continue
-            commits.append(
-                _commit_hit(
-                    len(commits) + 1, row, hits, patterns, include_diff, self._message(doc_id)
-                )
+            found = _commit_hit(
+                len(commits) + 1, row, hits, patterns, include_diff, self._message(doc_id)
             )
+            if found.file is not None:
+                found.snippet = snippet(_chunk_text(hits, found.chunk_id)) or found.snippet
+            commits.append(found)
         return CommitSearch(
             response.query,
             response.mode,
@@ -207,6 +211,32 @@ class Commits:
             warnings,
             response.lanes,
         )
+
+    def _change_snippet(self, query: str) -> Callable[[str], str]:
+        """A snippet maker over a hunk's added and removed lines only: the context lines
+        around a change often hold the query's words without being what changed."""
+        analyzer = self.state.analyzer()
+        parsed = parse_query(query, analyzer)
+        terms = set(parsed.terms)
+        prefixes = [a[-1] for c in parsed.clauses if c.prefix for a in c.alternatives if a]
+        search = self.state.settings.search
+
+        def make(text: str) -> str:
+            changed = "\n".join(
+                line
+                for line in text.split("\n")
+                if line[:1] in ("+", "-")
+                and line[1:].strip()
+                and not line.startswith(("+++", "---"))
+            )
+            if not changed:
+                return ""
+            found, matched = make_snippet(
+                changed, terms, prefixes, analyzer, search.snippet_chars, search.highlight
+            )
+            return found if matched else ""
+
+        return make
 
     def _message(self, doc_id: str) -> str:
         """The commit's message (its first chunk): the body, or the subject alone."""
@@ -286,6 +316,10 @@ class Commits:
                     prefix = "" if rel == "." else rel.replace(os.sep, "/") + "/"
                     places.setdefault(name, []).append((git_root, prefix))
         return places, changes
+
+
+def _chunk_text(hits: list[Hit], chunk_id: str) -> str:
+    return next((h.text or "" for h in hits if h.chunk_id == chunk_id), "")
 
 
 def _commit_hit(

@@ -58,4 +58,11 @@ def get_links(ctx: Context, p: GetLinks) -> dict[str, Any]:
 def get_neighbourhood(ctx: Context, p: GetNeighbourhood) -> dict[str, Any]:
     # Resolved as links resolve it: never a path that leads out of its root.
     doc_id = ctx.engine.links(p.path)["doc_id"]
-    return neighbourhood(ctx.engine.link_graph(), doc_id, p.depth)
+    out = neighbourhood(ctx.engine.link_graph(), doc_id, p.depth)
+    center = out["nodes"][0]
+    if center["placeholder"]:
+        # An indexed document the link graph leaves out (a commit): itself, with no links.
+        for row in ctx.engine.store.find_files(doc_id):
+            if row.doc_id == doc_id:
+                center.update(title=row.title, path=row.path, placeholder=False)
+    return out

@@ -156,11 +156,14 @@ class _Note:
     text: str
     graph: LinkGraph
     links: dict[str, Any]
+    kind: str
+    """The kind of its root: a commit (``git``) reads as the Markdown its source renders."""
 
 
 def _read(engine: Engine, ref: str) -> _Note:
     file, text = engine.read_document(ref)
-    return _Note(file, text, engine.link_graph(), engine.links(file.doc_id))
+    kind = engine.store.root_kinds().get(file.root, "files")
+    return _Note(file, text, engine.link_graph(), engine.links(file.doc_id), kind)
 
 
 def _render(note: _Note) -> RenderOut:
@@ -171,7 +174,7 @@ def _render(note: _Note) -> RenderOut:
 
     parser = get_parser(file.path)
     rendered: Rendered
-    if parser is not None and parser.name == "markdown":
+    if note.kind == "git" or (parser is not None and parser.name == "markdown"):
         rendered = render_markdown(note.text, file.doc_id, resolve)
     else:
         rendered = render_plain(note.text)
