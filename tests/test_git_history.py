@@ -4,6 +4,7 @@ searched one result per commit with filters inside retrieval, and documents' las
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -220,3 +221,37 @@ def test_the_cli_shows_commits_with_hash_date_author_file_and_hunk(
     assert "--file" in refused.stderr and "Traceback" not in refused.stderr
     docs = run_cli(["search", "--mode", "keyword", "refresh tokens"], folder).stdout
     assert "changed 2023-12-24 by Bo Sørensen" in docs
+
+
+BUNDLE = Path(__file__).resolve().parents[2] / "shared" / "data" / "git" / "dendron-site.bundle"
+
+
+def test_a_real_history_is_indexed_by_worker_processes_and_searched(tmp_path: Path) -> None:
+    if not BUNDLE.exists():
+        pytest.skip(f"shared data {BUNDLE} is absent (CI has it)")
+    clone = tmp_path / "dendron-site"
+    subprocess.run(["git", "clone", "-q", str(BUNDLE), str(clone)], check=True)
+    folder = tmp_path / "project"
+    folder.mkdir()
+    (folder / ".noteseek.toml").write_text(
+        f'[roots.site]\npath = "{clone.as_posix()}"\nkind = "git"\n[memory]\nenabled = false\n',
+        encoding="utf-8",
+    )
+    eng = engine_for(folder, **{"index.workers": 2})
+    report = eng.index()
+    assert report.added == 4301 and report.skipped == 0, report.problems[:3]
+    assert eng.index().added == 0  # indexed once, ever
+    # A commit is found by its own subject and by the text it added.
+    subject, sha = (
+        subprocess.run(
+            ["git", "log", "-1", "--skip=1000", "--format=%s%x00%H"],
+            cwd=clone,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        .stdout.strip()
+        .split("\0")
+    )
+    found = eng.search_commits(subject, mode="keyword", top_n=10)
+    assert sha in [c.hash for c in found.commits]

@@ -17,21 +17,21 @@ class GitSettings(Section):
         'for a repository in a subfolder); [roots.NAME] kind = "git" adds one explicitly.',
     )
     max_file_lines: int = Field(
-        default=300,
+        default=120,
         ge=10,
         le=100_000,
         description="Diff lines kept per changed file of a commit; the rest of that file's "
         "hunks is left out (the commit says so).",
     )
     max_diff_lines: int = Field(
-        default=1500,
+        default=400,
         ge=10,
         le=1_000_000,
         description="Diff lines kept per commit over all its files; files past the bound are "
         "listed by name with their line counts, without hunks.",
     )
     max_files: int = Field(
-        default=100,
+        default=50,
         ge=1,
         le=100_000,
         description="Changed files of a commit shown with hunks; a commit changing more lists "

@@ -21,12 +21,14 @@ they are left out). The document fields the filters read (``author``, ``author_e
 from __future__ import annotations
 
 import hashlib
+from collections import deque
 from collections.abc import Iterator, Sequence
+from concurrent.futures import Executor, Future
 from datetime import UTC, datetime
 
 from noteseek.analysis import Analyzer
 from noteseek.chunking import embedding_input, embedding_key
-from noteseek.indexing.prepare import Outcome
+from noteseek.indexing.prepare import Outcome, worker_analyzer
 from noteseek.sources.base import FoundFile
 from noteseek.sources.git import GitSource
 from noteseek.sources.git_log import Commit, FileChange
@@ -35,8 +37,14 @@ from noteseek.types import Chunk, FileRecord, IndexedChunk, PreparedFile
 
 PARSER = "git"
 """The parser name commits are recorded with."""
+POOL_BATCH = 16
+"""Commits per task sent to a worker process."""
+IN_FLIGHT = 8
+"""Tasks queued ahead of the writer: bounds the commits held in memory at once."""
 SHORT = 10
 """Characters of a short hash: unique in repositories far bigger than this tool indexes."""
+FILES_HEADING = "Files changed"
+"""The heading of a chunk listing several changes without hunks."""
 
 
 def commit_outcomes(
@@ -44,19 +52,42 @@ def commit_outcomes(
     found: Sequence[FoundFile],
     analyzer: Analyzer,
     max_chars: int,
+    pool: Executor | None = None,
 ) -> Iterator[Outcome]:
-    """One outcome per found commit, read in one pass of ``git log``."""
+    """One outcome per found commit, in no particular order. The commits are read in one pass
+    of ``git log`` here; with a ``pool`` (worker processes started with
+    :func:`~noteseek.indexing.prepare.init_worker`) they are rendered, chunked and analyzed
+    there, in batches, while git and this process read on."""
     by_hash = {f.path: f for f in found}
+    pending: deque[Future[list[Outcome]]] = deque()
+    batch: list[tuple[FoundFile, Commit]] = []
     for commit_hash, commit in source.commits([f.path for f in found]):
         item = by_hash.pop(commit_hash, None)
         if item is None:
             continue
         if isinstance(commit, str):
             yield Outcome(item, "skipped", problems=[("skipped", commit)])
-            continue
-        yield prepare_commit(item, commit, render_commit(commit), analyzer, max_chars)
+        elif pool is None:
+            yield prepare_commit(item, commit, render_commit(commit), analyzer, max_chars)
+        else:
+            batch.append((item, commit))
+            if len(batch) == POOL_BATCH:
+                pending.append(pool.submit(prepare_in_worker, batch, max_chars))
+                batch = []
+                while len(pending) > IN_FLIGHT:
+                    yield from pending.popleft().result()
+    if batch and pool is not None:
+        pending.append(pool.submit(prepare_in_worker, batch, max_chars))
+    while pending:
+        yield from pending.popleft().result()
     for item in by_hash.values():  # the reader never answered for these
         yield Outcome(item, "skipped", problems=[("skipped", "git did not return this commit")])
+
+
+def prepare_in_worker(batch: list[tuple[FoundFile, Commit]], max_chars: int) -> list[Outcome]:
+    """:func:`prepare_commit` for a batch, in a worker process."""
+    analyzer = worker_analyzer()
+    return [prepare_commit(f, c, render_commit(c), analyzer, max_chars) for f, c in batch]
 
 
 def prepare_commit(
@@ -80,12 +111,25 @@ def prepare_commit(
         # A subject alone is the title already: counted twice it would outweigh a body.
         fields.append((subject, piece if body else ""))
 
+    listed: list[FileSection] = []
     for section in rendered.files:
+        if not section.hunks:
+            listed.append(section)
+            continue
         change = section.change
         names = [change.path] + ([change.old_path] if change.old_path else [])
         for text, (a, b) in _file_pieces(section, lines, max_chars):
             chunks.append(_chunk(doc_id, len(chunks), (change.path,), a, b, text))
             fields.append((" ".join(names), _changed_lines(text)))
+    # Changes without hunks (renames, binary files, files past the diff bound) are one line
+    # each, grouped: a commit touching a thousand files is not a thousand chunks.
+    for group in _listed_groups(listed, max_chars):
+        text = "\n".join(_summary(s.change) for s in group)
+        heading = (group[0].change.path,) if len(group) == 1 else (FILES_HEADING,)
+        names = [n for s in group for n in (s.change.path, s.change.old_path) if n]
+        line_range = (group[0].heading_line, group[-1].heading_line)
+        chunks.append(_chunk(doc_id, len(chunks), heading, *line_range, text))
+        fields.append((" ".join(names), text))
 
     who = [commit.author, commit.author_email, commit.hash[:SHORT], commit.hash]
     if commit.committer and commit.committer != commit.author:
@@ -207,9 +251,6 @@ def _file_pieces(
 ) -> list[tuple[str, tuple[int, int]]]:
     """A file's hunks grouped within ``max_chars`` (a bigger hunk cut at line ends), with the
     lines of the rendered text each group spans."""
-    change = section.change
-    if not section.hunks:
-        return [(_summary(change), (section.heading_line, section.heading_line))]
     out: list[tuple[str, tuple[int, int]]] = []
     group: list[tuple[int, int]] = []
     size = 0
@@ -226,6 +267,20 @@ def _file_pieces(
     if group:
         out.append(_group(group, lines))
     return out
+
+
+def _listed_groups(sections: list[FileSection], max_chars: int) -> list[list[FileSection]]:
+    groups: list[list[FileSection]] = []
+    size = 0
+    for section in sections:
+        length = len(_summary(section.change)) + 1
+        if groups and size + length <= max_chars:
+            groups[-1].append(section)
+            size += length
+        else:
+            groups.append([section])
+            size = length
+    return groups
 
 
 def _group(spans: list[tuple[int, int]], lines: Sequence[str]) -> tuple[str, tuple[int, int]]:

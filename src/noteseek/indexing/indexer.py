@@ -308,14 +308,36 @@ class Indexer:
                 commits.setdefault(found.root, []).append(found)
             else:
                 files.append((found, known))
-        for root, found_commits in commits.items():
-            source = self._sources[root]
-            assert isinstance(source, GitSource)
-            analyzer = get_analyzer(self.prepare_settings.language, self.prepare_settings.stopwords)
-            yield from commit_outcomes(
-                source, found_commits, analyzer, self.prepare_settings.max_chars
-            )
+        if commits:
+            yield from self._commit_outcomes(commits)
         yield from self._file_outcomes(files)
+
+    def _commit_outcomes(self, commits: dict[str, list[FoundFile]]) -> Iterator[Outcome]:
+        workers = self.settings.index.workers or (os.cpu_count() or 1)
+        analyzer = get_analyzer(self.prepare_settings.language, self.prepare_settings.stopwords)
+        max_chars = self.prepare_settings.max_chars
+        sources = {root: self._sources[root] for root in commits}
+        if workers <= 1 or sum(map(len, commits.values())) < PARALLEL_MIN_FILES:
+            for root, found in commits.items():
+                source = sources[root]
+                assert isinstance(source, GitSource)
+                yield from commit_outcomes(source, found, analyzer, max_chars)
+            return
+        # Git and this process read the history; the workers render, chunk and analyze it.
+        with ProcessPoolExecutor(
+            max_workers=max(1, workers - 1),
+            mp_context=_pool_context(),
+            initializer=init_worker,
+            initargs=(self.prepare_settings,),
+        ) as pool:
+            try:
+                for root, found in commits.items():
+                    source = sources[root]
+                    assert isinstance(source, GitSource)
+                    yield from commit_outcomes(source, found, analyzer, max_chars, pool)
+            except BaseException:
+                pool.shutdown(wait=False, cancel_futures=True)
+                raise
 
     def _file_outcomes(self, jobs: list[tuple[FoundFile, str | None]]) -> Iterator[Outcome]:
         workers = self.settings.index.workers or (os.cpu_count() or 1)

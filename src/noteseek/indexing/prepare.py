@@ -70,6 +70,12 @@ def init_worker(settings: PrepareSettings) -> None:
     _STATE["registry"] = default_registry()
 
 
+def worker_analyzer() -> Analyzer:
+    """The analyzer of this worker process (:func:`init_worker` built it)."""
+    analyzer: Analyzer = _STATE["analyzer"]
+    return analyzer
+
+
 def prepare_in_worker(job: tuple[FoundFile, str | None]) -> Outcome:
     """Prepare one document in a worker process, which opens it at ``found.abspath`` itself:
     only sources whose documents are files there (``files``) are parsed in workers."""
