@@ -16,6 +16,14 @@ class GitSettings(Section):
         "the other roots' folders, each as a root of kind git named ROOT.git (ROOT.git.SUB "
         'for a repository in a subfolder); [roots.NAME] kind = "git" adds one explicitly.',
     )
+    document_weight: float = Field(
+        default=0.0,
+        ge=0,
+        le=1,
+        description="The whole commit's share of a commit section's keyword score "
+        "(search.document_weight for documents): 0 ranks a commit by its best-matching "
+        "section (measured in docs/evaluation.md; it also halves keyword latency).",
+    )
     max_file_lines: int = Field(
         default=120,
         ge=10,

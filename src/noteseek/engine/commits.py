@@ -175,6 +175,8 @@ class Commits:
             before=before,
             min_score=min_score,
             with_text=True,
+            # Snippets for the sections shown only (one per commit), made below.
+            snippets=False,
             explain=explain,
             source="commits",
             authors=authors,
@@ -200,8 +202,7 @@ class Commits:
             found = _commit_hit(
                 len(commits) + 1, row, hits, patterns, include_diff, self._message(doc_id)
             )
-            if found.file is not None:
-                found.snippet = snippet(_chunk_text(hits, found.chunk_id)) or found.snippet
+            found.snippet = snippet(_chunk_text(hits, found.chunk_id), found.file is not None)
             commits.append(found)
         return CommitSearch(
             response.query,
@@ -212,29 +213,35 @@ class Commits:
             response.lanes,
         )
 
-    def _change_snippet(self, query: str) -> Callable[[str], str]:
-        """A snippet maker over a hunk's added and removed lines only: the context lines
-        around a change often hold the query's words without being what changed."""
+    def _change_snippet(self, query: str) -> Callable[[str, bool], str]:
+        """A snippet maker: make(text, diff). Over a hunk (``diff``), the added and removed
+        lines are tried first: the context lines around a change often hold the query's
+        words without being what changed."""
         analyzer = self.state.analyzer()
         parsed = parse_query(query, analyzer)
         terms = set(parsed.terms)
         prefixes = [a[-1] for c in parsed.clauses if c.prefix for a in c.alternatives if a]
         search = self.state.settings.search
 
-        def make(text: str) -> str:
-            changed = "\n".join(
-                line
-                for line in text.split("\n")
-                if line[:1] in ("+", "-")
-                and line[1:].strip()
-                and not line.startswith(("+++", "---"))
+        def snip(text: str) -> tuple[str, list[str]]:
+            return make_snippet(
+                text, terms, prefixes, analyzer, search.snippet_chars, search.highlight
             )
-            if not changed:
-                return ""
-            found, matched = make_snippet(
-                changed, terms, prefixes, analyzer, search.snippet_chars, search.highlight
-            )
-            return found if matched else ""
+
+        def make(text: str, diff: bool) -> str:
+            if diff:
+                changed = "\n".join(
+                    line
+                    for line in text.split("\n")
+                    if line[:1] in ("+", "-")
+                    and line[1:].strip()
+                    and not line.startswith(("+++", "---"))
+                )
+                if changed:
+                    found, matched = snip(changed)
+                    if matched:
+                        return found
+            return snip(text)[0]
 
         return make
 

@@ -139,6 +139,9 @@ class Searching:
         elif source == "commits":
             # A commit's date says when, not how relevant: "when" is asked with after/before.
             resources.recency_tiers = []
+            resources.settings = resources.settings.model_copy(
+                update={"document_weight": self.settings.git.document_weight}
+            )
         result = pipeline.run(request, resources)
         hits = [h for h in result.hits if h.score >= min_score] if min_score else result.hits
         compression = None
