@@ -14,6 +14,7 @@ import os
 import resource
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -26,6 +27,18 @@ import pytest
 
 from tests.conftest import EXAMPLE_VAULT, REPO
 from tests.test_serve import LISTENING, serve_env, vault_project
+
+MCP_HEADERS = {"Accept": "application/json, text/event-stream"}
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "test", "version": "0"},
+    },
+}
 
 
 class Server:
@@ -157,3 +170,36 @@ def test_a_stream_that_fails_midway_is_cut_off_and_logged_once(faulty: Server) -
     assert faulty.log.count(marker) == before + 1, faulty.log[-3000:]
     with httpx.Client(base_url=faulty.url, timeout=10) as client:
         assert client.get("/health").status_code == 200
+
+
+# -- one Origin rule ------------------------------------------------------------------------------
+
+
+def test_one_origin_rule_for_the_api_the_page_and_mcp(faulty: Server) -> None:
+    with socket.socket() as other:  # a port of this machine that is not the server's
+        other.bind(("127.0.0.1", 0))
+        other_port = other.getsockname()[1]
+    requests = [
+        ("GET", "/status", None, {}),
+        ("GET", "/", None, {}),
+        ("POST", "/mcp", INITIALIZE, MCP_HEADERS),
+    ]
+    with httpx.Client(base_url=faulty.url, timeout=10) as client:
+        for method, path, body, headers in requests:
+            for origin in (f"http://127.0.0.1:{faulty.port}", f"http://localhost:{faulty.port}"):
+                same = client.request(
+                    method, path, json=body, headers={**headers, "Origin": origin}
+                )
+                assert same.status_code == 200, (path, origin, same.text)
+            for origin in (
+                f"http://localhost:{other_port}",
+                f"http://127.0.0.1:{other_port}",
+                "http://127.0.0.1",
+                "https://evil.example",
+                "null",
+            ):
+                refused = client.request(
+                    method, path, json=body, headers={**headers, "Origin": origin}
+                )
+                assert refused.status_code == 403, (path, origin, refused.text)
+                assert "serve.cors_origins" in refused.json()["error"]

@@ -37,7 +37,6 @@ from noteseek.interfaces.http.guard import (
     allowed_host_names,
     auth_dependency,
     error_response,
-    mcp_transport_security,
     token_checker,
 )
 from noteseek.interfaces.http.routes import (
@@ -193,6 +192,7 @@ def create_app(runtime: Runtime, serve: ServeSettings, mcp_server: Any = None) -
     """The FastAPI app: API routes, the page (``noteseek.interfaces.web``) and, given the MCP
     door's server (``noteseek serve`` composes the doors), ``/mcp`` over streamable HTTP."""
     from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+    from mcp.server.transport_security import TransportSecuritySettings
 
     from noteseek.interfaces import web
 
@@ -201,7 +201,8 @@ def create_app(runtime: Runtime, serve: ServeSettings, mcp_server: Any = None) -
     manager = (
         StreamableHTTPSessionManager(
             app=mcp_server,
-            security_settings=mcp_transport_security(names, serve.cors_origins),
+            # HostGuard checks /mcp's Host and Origin with the same rule as every other route.
+            security_settings=TransportSecuritySettings(enable_dns_rebinding_protection=False),
             max_request_body_size=serve.max_body_bytes,
         )
         if mcp_server is not None
