@@ -9,7 +9,9 @@ with two deliberate bugs): a real 500 is a bug that gets fixed, so no test can r
 from __future__ import annotations
 
 import http.client
+import io
 import json
+import logging
 import os
 import resource
 import shutil
@@ -203,3 +205,47 @@ def test_one_origin_rule_for_the_api_the_page_and_mcp(faulty: Server) -> None:
                 )
                 assert refused.status_code == 403, (path, origin, refused.text)
                 assert "serve.cors_origins" in refused.json()["error"]
+
+
+# -- the log ---------------------------------------------------------------------------------------
+
+
+def test_repeated_warnings_are_logged_at_a_bounded_rate() -> None:
+    from noteseek.interfaces.cli.log_limit import LogLimit
+
+    now = [0.0]
+    out = io.StringIO()
+    handler = logging.StreamHandler(out)
+    handler.addFilter(LogLimit(interval=10, budget=5, clock=lambda: now[0]))
+    logger = logging.getLogger("tests.reliability.log_limit")
+    logger.propagate = False
+    logger.setLevel(logging.INFO)
+    logger.addHandler(handler)
+    try:
+        for _ in range(1000):
+            logger.warning("socket.accept() out of system resource")
+        logger.info("an info line always passes")
+        for n in range(100):
+            logger.warning("Invalid Host header: %s", f"host{n}.example")  # varies: one kind
+        for n in range(100):
+            logger.warning(f"a message that varies {n}")  # no template: the budget bounds it
+        try:
+            raise OSError(24, "Too many open files")
+        except OSError:
+            logger.exception("accept failed")
+        assert out.getvalue().splitlines() == [
+            "socket.accept() out of system resource",
+            "an info line always passes",
+            "Invalid Host header: host0.example",
+            "a message that varies 0",
+            "a message that varies 1",
+            "a message that varies 2",
+        ]
+        now[0] = 10.0  # the next interval: each kind again, with what was held back
+        logger.warning("socket.accept() out of system resource")
+        assert out.getvalue().splitlines()[-1] == (
+            "socket.accept() out of system resource (999 more like this in the last 10 s not "
+            "logged; 98 other warnings not logged)"
+        )
+    finally:
+        logger.removeHandler(handler)
