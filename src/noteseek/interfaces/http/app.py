@@ -240,8 +240,9 @@ def create_app(runtime: Runtime, serve: ServeSettings, mcp_server: Any = None) -
     auth = auth_dependency(token)
 
     @app.get("/health", tags=["server"])
-    def health() -> HealthResponse:
+    async def health() -> HealthResponse:
         """Liveness: answers as soon as the server listens (no token needed)."""
+        # async: answered on the event loop, even while every worker thread runs a query.
         return HealthResponse(status="ok")
 
     app.include_router(operation_router(runtime, [Depends(auth)]))

@@ -230,6 +230,8 @@ class BodyLimit:
         size = 0
         while True:
             message = await receive()
+            if message["type"] == "http.disconnect":
+                return  # the client left (or was cut off as too slow) before its body was whole
             messages.append(message)
             if message["type"] != "http.request":
                 break
