@@ -62,6 +62,28 @@ class ServeSettings(Section):
         le=64 * 1_048_576,
         description="Largest request body in bytes; larger requests get 413.",
     )
+    max_connections: int = Field(
+        default=1000,
+        ge=8,
+        le=100_000,
+        description="Most HTTP connections held open at once (also kept below the open-file "
+        "limit). A new connection beyond it closes the connection idle longest, or gets 503 "
+        "when every one is busy with a request.",
+    )
+    idle_timeout: float = Field(
+        default=10.0,
+        gt=0,
+        le=3600,
+        description="Seconds a connection may stay open without sending a request (after it "
+        "opens, or after a response); then it is closed.",
+    )
+    request_timeout: float = Field(
+        default=30.0,
+        gt=0,
+        le=3600,
+        description="Seconds a client may take to send a whole request (head and body) once it "
+        "has started; a slower one gets 408 and is disconnected.",
+    )
 
     @field_validator("token")
     @classmethod

@@ -5,12 +5,17 @@ picks a free one (the line printed on stderr says which). The index opens on a b
 thread (``operations.Runtime``), so the server answers ``/health`` at once. SIGTERM and Ctrl-C stop
 uvicorn gracefully (open requests get ``SHUTDOWN_GRACE`` seconds), then the app's lifespan
 stops the watcher and the worker and releases the writer lock; the process exits 0.
+
+Connections are bounded (``http/connections.py``): in number, below the open-file limit (whose
+soft value is raised to the hard one at start, as servers do), and in idle time.
 """
 
 from __future__ import annotations
 
+import contextlib
 import faulthandler
 import logging
+import math
 import os
 import signal
 import socket
@@ -24,6 +29,18 @@ log = logging.getLogger(__name__)
 
 SHUTDOWN_GRACE = 5
 """Seconds open requests (a stream, an MCP session's GET) get to finish on shutdown."""
+
+BACKLOG = 128
+"""Connections the kernel queues until they are accepted, which is also how many asyncio
+accepts in one go: small, so that one burst cannot use up the descriptors ``FD_RESERVE``
+keeps."""
+
+FD_RESERVE = 256
+"""Open files kept for all but connections: the index and its WAL, the SQLite connections of
+worker threads, parser processes' pipes, the watcher, logs, and an accept burst."""
+
+MAX_OPEN_FILES = 65_536
+"""The soft open-file limit is raised to the hard one at start, but not above this."""
 
 
 class ServeRefused(Exception):
@@ -54,12 +71,35 @@ def bind(host: str, port: int) -> socket.socket:
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(address)
-        sock.listen(2048)
+        sock.listen(BACKLOG)
     except OSError as exc:
         sock.close()
         raise ServeRefused(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
     sock.set_inheritable(True)
     return sock
+
+
+def raise_open_file_limit() -> int | None:
+    """Raise the soft limit on open files to the hard one (at most ``MAX_OPEN_FILES``); the
+    soft limit now, or None where there is none."""
+    try:
+        import resource
+    except ImportError:  # not a Unix
+        return None
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = MAX_OPEN_FILES if hard == resource.RLIM_INFINITY else min(hard, MAX_OPEN_FILES)
+    if soft != resource.RLIM_INFINITY and soft < target:
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+            soft = target
+    return None if soft == resource.RLIM_INFINITY else soft
+
+
+def connection_limit(max_connections: int, open_files: int | None) -> int:
+    """``serve.max_connections``, lowered to leave ``FD_RESERVE`` files under the limit."""
+    if open_files is None:
+        return max_connections
+    return max(8, min(max_connections, open_files - FD_RESERVE))
 
 
 def url_of(sock: socket.socket) -> str:
@@ -76,11 +116,26 @@ def run_server(config: LoadedConfig, *, watch: bool = True) -> NoReturn:
     import uvicorn
 
     from noteseek.interfaces.http import create_app
+    from noteseek.interfaces.http.connections import HEAD_LIMIT, ConnectionPool, protocol_class
     from noteseek.interfaces.mcp import build_server
     from noteseek.operations import Runtime
 
     serve = config.settings.serve
     check_token(serve.host, serve.token is not None)
+    open_files = raise_open_file_limit()
+    pool = ConnectionPool(
+        max_connections=connection_limit(serve.max_connections, open_files),
+        idle_timeout=serve.idle_timeout,
+        request_timeout=serve.request_timeout,
+    )
+    if pool.max_connections < serve.max_connections:
+        log.info(
+            "at most %d connections at once: the open-file limit is %s (serve.max_connections "
+            "is %d)",
+            pool.max_connections,
+            open_files,
+            serve.max_connections,
+        )
     sock = bind(serve.host, serve.port)
     runtime = Runtime(lambda: config, watch=watch, command="serve")
     app = create_app(runtime, serve, build_server(runtime))
@@ -93,6 +148,12 @@ def run_server(config: LoadedConfig, *, watch: bool = True) -> NoReturn:
             server_header=False,
             proxy_headers=False,
             timeout_graceful_shutdown=SHUTDOWN_GRACE,
+            # The connection rules: the protocol's own timers close idle and slow clients;
+            # uvicorn's keep-alive timer is only a backstop.
+            http=protocol_class(pool),
+            backlog=BACKLOG,
+            timeout_keep_alive=math.ceil(serve.idle_timeout),
+            h11_max_incomplete_event_size=HEAD_LIMIT,
         )
     )
     url = url_of(sock)

@@ -41,6 +41,11 @@ def _log_to_stderr(level: int) -> None:
     )
     # watchfiles logs every batch at INFO; noteseek logs what it did with it instead.
     logging.getLogger("watchfiles").setLevel(logging.WARNING)
+    # Clients can make a server warn (bad requests, refused hosts, files running out): a
+    # warning that repeats is logged at a bounded rate, never once per attempt.
+    from noteseek.interfaces.cli.log_limit import limit_log_rate
+
+    limit_log_rate()
 
 
 WatchOption = Annotated[

@@ -5,7 +5,7 @@ A thin door over the operations table: the API's routes are generated from it
 (:mod:`noteseek.interfaces.web`) reads notes through them. Errors are JSON
 ``{"error": "..."}`` with a precise message: an operation's error with the status of its kind,
 HTTP's own (token, body, media type) with theirs; a bug gives a JSON 500 without a traceback
-(the traceback goes to the server log).
+(the traceback goes to the server log, once) and the connection stays open for the next request.
 
 ``/health``, ``/openapi.json`` and the page's static files are open: they reveal nothing from
 the notes. There is no ``/docs`` explorer: FastAPI's loads its scripts from a CDN, which a
@@ -26,7 +26,7 @@ from pydantic import BaseModel
 from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Route
-from starlette.types import Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from noteseek import __version__
 from noteseek.interfaces.http.guard import (
@@ -37,7 +37,6 @@ from noteseek.interfaces.http.guard import (
     allowed_host_names,
     auth_dependency,
     error_response,
-    mcp_transport_security,
     token_checker,
 )
 from noteseek.interfaces.http.routes import (
@@ -86,10 +85,53 @@ def _install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(Exception)
     async def bug(request: Request, exc: Exception) -> JSONResponse:
+        # Starlette calls this for every exception that escapes the app (also when the response
+        # had started): the one place a bug is logged.
         log.error("%s %s failed", request.method, request.url.path, exc_info=exc)
-        return error_response(
-            500, f"internal error ({type(exc).__name__}); the server log has details"
-        )
+        return _internal_error(exc)
+
+
+def _internal_error(exc: BaseException) -> JSONResponse:
+    return error_response(500, f"internal error ({type(exc).__name__}); the server log has details")
+
+
+class ErrorBarrier:
+    """The outermost layer: no exception reaches the server.
+
+    Starlette answers a bug with the app's 500 handler, which logs it, then raises it again
+    "so that servers can log it". uvicorn would log it a second time and close the connection
+    even though the response was whole: a keep-alive client's next request on it was reset.
+    Here the exception ends. A response cut off midway (a stream that failed) is left
+    incomplete, and the server closes the connection, as HTTP requires.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def watch(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, watch)
+        except Exception as exc:
+            if not started:  # the 500 handler did not answer: it failed itself
+                log.error("%s %s failed", scope.get("method"), scope.get("path"), exc_info=exc)
+                await _internal_error(exc)(scope, receive, send)
+
+
+class ServerApp(FastAPI):
+    """FastAPI with :class:`ErrorBarrier` outside Starlette's own error middleware."""
+
+    def build_middleware_stack(self) -> ASGIApp:
+        return ErrorBarrier(super().build_middleware_stack())
 
 
 class McpEndpoint:
@@ -150,6 +192,7 @@ def create_app(runtime: Runtime, serve: ServeSettings, mcp_server: Any = None) -
     """The FastAPI app: API routes, the page (``noteseek.interfaces.web``) and, given the MCP
     door's server (``noteseek serve`` composes the doors), ``/mcp`` over streamable HTTP."""
     from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+    from mcp.server.transport_security import TransportSecuritySettings
 
     from noteseek.interfaces import web
 
@@ -158,7 +201,8 @@ def create_app(runtime: Runtime, serve: ServeSettings, mcp_server: Any = None) -
     manager = (
         StreamableHTTPSessionManager(
             app=mcp_server,
-            security_settings=mcp_transport_security(names, serve.cors_origins),
+            # HostGuard checks /mcp's Host and Origin with the same rule as every other route.
+            security_settings=TransportSecuritySettings(enable_dns_rebinding_protection=False),
             max_request_body_size=serve.max_body_bytes,
         )
         if mcp_server is not None
@@ -180,7 +224,7 @@ def create_app(runtime: Runtime, serve: ServeSettings, mcp_server: Any = None) -
             # Stops the watcher, lets the worker commit its batch, gives up the writer role.
             await anyio.to_thread.run_sync(runtime.shutdown)
 
-    app = FastAPI(
+    app = ServerApp(
         title="noteseek",
         version=__version__,
         summary="Search Markdown notes and docs: hybrid keyword and semantic search.",
@@ -196,8 +240,9 @@ def create_app(runtime: Runtime, serve: ServeSettings, mcp_server: Any = None) -
     auth = auth_dependency(token)
 
     @app.get("/health", tags=["server"])
-    def health() -> HealthResponse:
+    async def health() -> HealthResponse:
         """Liveness: answers as soon as the server listens (no token needed)."""
+        # async: answered on the event loop, even while every worker thread runs a query.
         return HealthResponse(status="ok")
 
     app.include_router(operation_router(runtime, [Depends(auth)]))

@@ -1,7 +1,7 @@
 """What stands between the network and the API: the token, the Host/Origin guard, body limits.
 
 Outermost first: CORS (off unless ``serve.cors_origins``), a Host/Origin guard against DNS
-rebinding (``/mcp`` uses the MCP SDK's transport security with the same names), a request body
+rebinding and other sites' pages (one rule for the API, the page and ``/mcp``), a request body
 limit (``serve.max_body_bytes``, 413), and the API token (``serve.token``, sent as
 ``Authorization: Bearer``) on every API and MCP route.
 """
@@ -14,7 +14,6 @@ import ipaddress
 import socket
 from collections import deque
 from collections.abc import Callable, Mapping
-from typing import Any
 from urllib.parse import urlsplit
 
 from fastapi import Depends, Request
@@ -129,33 +128,49 @@ def _host_name(value: str) -> str:
     return value.partition(":")[0].lower()
 
 
-def mcp_transport_security(names: set[str] | None, cors_origins: list[str]) -> Any:
-    """The MCP SDK's DNS-rebinding settings for /mcp, from the same names as the guard."""
-    from mcp.server.transport_security import TransportSecuritySettings
+DEFAULT_PORTS = {"http": 80, "https": 443}
 
-    if names is None:
-        return TransportSecuritySettings(enable_dns_rebinding_protection=False)
-    shown = sorted(f"[{n}]" if ":" in n else n for n in names)
-    return TransportSecuritySettings(
-        enable_dns_rebinding_protection=True,
-        allowed_hosts=[*shown, *(f"{n}:*" for n in shown)],
-        allowed_origins=[
-            *(
-                f"{scheme}://{n}{port}"
-                for n in shown
-                for scheme in ("http", "https")
-                for port in ("", ":*")
-            ),
-            *cors_origins,
-        ],
-    )
+
+def _host_port(value: str, scheme: str) -> int | None:
+    """The port of a Host header (the scheme's default without one); None if malformed."""
+    if value.startswith("["):
+        after = value.partition("]")[2]
+    elif value.count(":") == 1:
+        after = value[value.index(":") :]
+    else:
+        after = ""  # no port, or a bare IPv6 address
+    if not after:
+        return DEFAULT_PORTS.get(scheme)
+    digits = after[1:]
+    if after[0] != ":" or not (digits.isascii() and digits.isdigit()) or len(digits) > 5:
+        return None
+    return int(digits)
+
+
+def same_server(origin: str, host: str, scheme: str, names: set[str] | None) -> bool:
+    """Whether a page at ``origin`` is this server's own: http(s), a name of this server (the
+    Host's name when any is accepted) and the port the request came to.
+
+    Another port of the same machine is another site (a dev server, another app), as
+    browsers see it: it gets no more than any other origin.
+    """
+    parts = urlsplit(origin)
+    if parts.scheme not in DEFAULT_PORTS or not parts.hostname:
+        return False
+    try:
+        port = parts.port or DEFAULT_PORTS[parts.scheme]
+    except ValueError:  # a port that is not a number
+        return False
+    if port != _host_port(host, scheme):
+        return False
+    name = parts.hostname.lower()
+    return name == _host_name(host) if names is None else name in names
 
 
 class HostGuard:
     """Refuse requests whose Host is not one of this server's names (DNS rebinding), and
-    cross-origin browser requests from origins not in ``serve.cors_origins``.
-
-    ``/mcp`` is left to the MCP SDK's own check (configured with the same names).
+    browser requests from pages that are neither this server's own (:func:`same_server`) nor
+    in ``serve.cors_origins``. One rule for the API, the page and ``/mcp``.
     """
 
     def __init__(self, app: ASGIApp, names: set[str] | None, cors_origins: list[str]) -> None:
@@ -164,7 +179,7 @@ class HostGuard:
         self.cors = set(cors_origins)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["path"] in OPEN_PATHS or scope["path"] == "/mcp":
+        if scope["type"] != "http" or scope["path"] in OPEN_PATHS:
             await self.app(scope, receive, send)
             return
         headers = Headers(scope=scope)
@@ -173,10 +188,13 @@ class HostGuard:
         if self.names is not None and _host_name(host) not in self.names:
             problem = (421, f"Host {host!r} is not a name of this server (serve.allowed_hosts)")
         origin = headers.get("origin")
-        if problem is None and origin and origin not in self.cors:
-            parts = urlsplit(origin)
-            if parts.netloc.lower() != host.lower() or parts.scheme not in ("http", "https"):
-                problem = (403, f"origin {origin!r} is not allowed (serve.cors_origins)")
+        if (
+            problem is None
+            and origin
+            and origin not in self.cors
+            and not same_server(origin, host, scope.get("scheme", "http"), self.names)
+        ):
+            problem = (403, f"origin {origin!r} is not allowed (serve.cors_origins)")
         if problem is not None:
             await error_response(*problem)(scope, receive, send)
             return
@@ -212,6 +230,8 @@ class BodyLimit:
         size = 0
         while True:
             message = await receive()
+            if message["type"] == "http.disconnect":
+                return  # the client left (or was cut off as too slow) before its body was whole
             messages.append(message)
             if message["type"] != "http.request":
                 break

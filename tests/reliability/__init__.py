@@ -1,0 +1,1 @@
+"""Reliability tests: real processes, signals and hostile inputs, each bounded to seconds."""
