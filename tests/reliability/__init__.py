@@ -1,0 +1,1 @@
+"""Reliability: real processes, signals, damaged files and hostile inputs."""
