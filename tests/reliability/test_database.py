@@ -8,6 +8,10 @@ as subprocesses. No output may hold a traceback; searches answer "unavailable" (
 503, an MCP error) naming the folder and ``noteseek rebuild``; ``status``, ``/health`` and
 ``index_status`` say the index is damaged; ``rebuild`` (or ``index``, or the live writer by
 itself) builds it again from the files, after which searches work.
+
+The read-only folder and the full disk are real: a read-only bind mount and a small tmpfs,
+made in a private mount namespace (``unshare``), so nothing outside the test sees them and
+nothing is left mounted.
 """
 
 from __future__ import annotations
@@ -18,11 +22,15 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
+
+import pytest
 
 from tests.conftest import EXAMPLE_VAULT
 from tests.helpers import project, run_cli, writer_elsewhere
 from tests.mcp_client import call, error_of, mcp_project, run, session
+from tests.test_serve import serve_env, serving
 
 CLI = [sys.executable, "-m", "noteseek.interfaces.cli"]
 REBUILD_HINT = "run `noteseek rebuild`"
@@ -186,7 +194,50 @@ def test_a_wal_deleted_under_a_running_writer_is_reported_and_rebuild_recovers(
     assert_searchable(folder)
 
 
-# -- corruption: the MCP server ---------------------------------------------------------------
+# -- corruption: the servers ------------------------------------------------------------------
+
+
+def test_serve_reports_damage_on_health_and_rebuilds_by_itself_as_the_writer(
+    tmp_path: Path,
+) -> None:
+    folder = indexed(tmp_path)
+    reason = damage_chunks(folder)
+    env = serve_env(tmp_path / "home", NOTESEEK_WATCH__TAKEOVER_INTERVAL="0.2")
+    # Another process holds the writer role, so the server starts as a reader and cannot
+    # rebuild: the damage stays visible until the holder exits.
+    with (
+        writer_elsewhere(folder / ".noteseek", "index") as holder,
+        serving(folder, env=env) as server,
+        server.client() as client,
+    ):
+        search = client.post("/query_documents", json={"query": "redis"})
+        assert search.status_code == 503, search.text
+        assert "is damaged" in search.json()["error"] and REBUILD_HINT in search.json()["error"]
+        assert search.headers["retry-after"]
+        health = client.get("/health")
+        assert health.status_code == 503
+        assert health.json()["status"] == "damaged" and reason in health.json()["reason"]
+        status = client.get("/status").json()
+        assert status["status"] == "damaged" and reason in status["damaged"]
+        again = client.post("/query_documents", json={"query": "redis"})  # same connection
+        assert again.status_code == 503
+
+        holder.kill()
+        holder.wait()
+        # The server takes the writer role, finds the damage record and rebuilds.
+        deadline = time.monotonic() + 30
+        while True:
+            response = client.post("/query_documents", json={"query": "redis ttl"})
+            if response.status_code == 200:
+                break
+            assert response.status_code == 503, response.text
+            assert time.monotonic() < deadline, f"never rebuilt:\n{server.log}"
+            time.sleep(0.1)
+        assert any(r["path"] == "notes/redis.md" for r in response.json()["results"])
+        assert client.get("/health").json() == {"status": "ok"}
+        assert client.get("/status").json()["damaged"] is None
+    assert "Traceback" not in server.log
+    assert "rebuilding it" in server.log
 
 
 def test_mcp_reports_damage_in_index_status_and_tool_errors(tmp_path: Path) -> None:
@@ -207,3 +258,100 @@ def test_mcp_reports_damage_in_index_status_and_tool_errors(tmp_path: Path) -> N
 
     with writer_elsewhere(folder / ".noteseek", "index"):  # the server stays a reader
         run(main)
+
+
+# -- where the index cannot be written ----------------------------------------------------------
+
+
+def namespaced(tmp_path: Path, steps: list[str | list[str]], cwd: Path) -> list[str]:
+    """Run ``steps`` in a private user and mount namespace (as its root): a string is a shell
+    line (a mount, which must succeed), a list the arguments of a ``noteseek`` command run in
+    ``cwd``. Returns each command's output, ending with ``exit N``. Nothing is mounted
+    outside the namespace, and its mounts go with it."""
+    if subprocess.run(["unshare", "-rm", "true"], capture_output=True).returncode != 0:
+        pytest.skip("needs user and mount namespaces (unshare -rm) for a real mount")
+    lines, outputs = [f"cd '{cwd}'"], []
+    for step in steps:
+        if isinstance(step, str):
+            lines.append(f"{step} || exit 90")
+            continue
+        out = tmp_path / f"out-{len(outputs)}.txt"
+        outputs.append(out)
+        argv = " ".join(f"'{a}'" for a in [*CLI, *step])
+        lines.append(f"{argv} > '{out}' 2>&1; echo \"exit $?\" >> '{out}'")
+    subprocess.run(["unshare", "-rm", "sh", "-c", "\n".join(lines)], check=True, timeout=300)
+    texts = [out.read_text(encoding="utf-8") for out in outputs]
+    for text in texts:
+        assert "Traceback" not in text, text
+    return texts
+
+
+def test_a_complete_index_in_a_read_only_folder_is_searched_and_writes_say_why_not(
+    tmp_path: Path,
+) -> None:
+    folder = indexed(tmp_path)
+    index = folder / ".noteseek"
+    search, status, index_run, rebuild = namespaced(
+        tmp_path,
+        [
+            f"mount --bind '{index}' '{index}' && mount -o remount,bind,ro '{index}'",
+            ["search", "redis ttl", "--json"],
+            ["status", "--json"],
+            ["index"],
+            ["rebuild"],
+        ],
+        folder,
+    )
+    assert search.endswith("exit 0\n") and '"path": "notes/redis.md"' in search, search
+    assert status.endswith("exit 0\n") and "the index is open read-only" in status, status
+    for refused in (index_run, rebuild):
+        assert refused.endswith("exit 3\n"), refused
+        assert f"cannot write the index folder {index}" in refused and "read-only" in refused
+
+
+def test_a_full_disk_is_a_clear_error_and_nothing_indexed_is_lost(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    shutil.copytree(EXAMPLE_VAULT, vault)
+    folder = tmp_path / "project"
+    folder.mkdir()
+    project(folder, {"notes": vault})
+    index = folder / ".noteseek"
+    index.mkdir()
+    # 256 KB holds an empty index, not the example vault's ~700 KB; then the tmpfs grows, as
+    # when space is freed, and the next run indexes every file.
+    full, search, again, found = namespaced(
+        tmp_path,
+        [
+            f"mount -t tmpfs -o size=256k tmpfs '{index}'",
+            ["index"],
+            ["search", "redis ttl", "--json"],
+            f"mount -o remount,size=8m '{index}'",
+            ["index"],
+            ["search", "redis ttl", "--json"],
+        ],
+        folder,
+    )
+    assert full.endswith("exit 3\n"), full
+    assert f"the disk holding the index folder {index} is full" in full, full
+    assert "free some space" in full
+    assert search.endswith(("exit 0\n", "exit 1\n")), search  # what was committed, if any
+    assert again.endswith("exit 0\n") and "0 skipped" in again, again
+    assert found.endswith("exit 0\n") and '"path": "notes/redis.md"' in found, found
+
+
+def test_an_index_folder_that_cannot_be_created_names_what_is_in_the_way(
+    tmp_path: Path,
+) -> None:
+    vault = tmp_path / "vault"
+    shutil.copytree(EXAMPLE_VAULT, vault)
+    folder = tmp_path / "project"
+    folder.mkdir()
+    project(folder, {"notes": vault})
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder", encoding="utf-8")
+    target = blocker / "index"
+    for command in ("index", "rebuild"):
+        proc = cli(folder, "--index-dir", str(target), command, code=3)
+        assert f"cannot create the index folder {target}: {blocker} is a file" in proc.stderr
+        assert "--index-dir" in proc.stderr
+    assert blocker.read_text(encoding="utf-8") == "not a folder"
