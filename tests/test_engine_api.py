@@ -15,6 +15,7 @@ from tests.helpers import engine_for, project, write
 METHODS = {
     "analyzer": "()",
     "close": "()",
+    "damaged": "()",
     "communities": "()",
     "concept_vocabulary": "(*, wait=True)",
     "embed": "(progress=None, stop=None)",
@@ -29,6 +30,7 @@ METHODS = {
     "read_document": "(ref)",
     "section": "(ref, line)",
     "rebuild": "(progress=None, *, keyword_only=False, embed_progress=None)",
+    "refresh": "()",
     "roots": "()",
     "kinds": "()",
     "source": "(name, stored=None)",

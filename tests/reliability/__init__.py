@@ -1,1 +1,2 @@
-"""Reliability tests: real processes, signals and hostile inputs, each bounded to seconds."""
+"""Reliability tests: real processes, signals, damaged files and hostile inputs, each bounded
+to seconds."""

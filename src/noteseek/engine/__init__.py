@@ -96,6 +96,8 @@ class Engine:
         return self._state.model_id
 
     close = _Delegate("_state", IndexState.close)
+    damaged = _Delegate("_state", IndexState.damaged)
+    refresh = _Delegate("_state", IndexState.refresh)
     roots = _Delegate("_state", IndexState.roots)
     kinds = _Delegate("_state", IndexState.kinds)
     source = _Delegate("_state", IndexState.source)

@@ -4,12 +4,16 @@ Before any run the index's manifest (what the settings made the index hold: anal
 parsers ...) is compared with the settings; when they differ, the index is cleared and every
 root indexed again, since a partial index built two ways would rank inconsistently. Nothing
 here resets a derived value: each one follows the store's change token (``engine/state.py``).
+
+A damaged index (recorded by any process, or met during the run) is never patched: ``index``,
+``update_paths`` and ``rebuild`` delete its files and build it again from the roots' files,
+and the report says so (``rebuilt_because``).
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from noteseek.config import ConfigError, RootConfig, ad_hoc_root
@@ -19,6 +23,7 @@ from noteseek.engine.state import IndexState
 from noteseek.indexing.embedding import EmbedReport, embed_pending
 from noteseek.indexing.indexer import Indexer, IndexReport, Progress
 from noteseek.indexing.manifest import build_manifest, manifest_changes
+from noteseek.store.base import IndexCorrupt
 
 
 class Indexing:
@@ -48,6 +53,22 @@ class Indexing:
                 "nothing to index: give a folder (noteseek index ~/notes) or configure a "
                 "[roots.<name>] table (noteseek init)"
             )
+        damaged = self.state.damage()
+        if damaged is None:
+            try:
+                return self._index(selected, force, progress, keyword_only, embed_progress)
+            except IndexCorrupt as exc:
+                damaged = exc.reason
+        return self._rebuild(progress, keyword_only, embed_progress, selected, damaged)
+
+    def _index(
+        self,
+        selected: dict[str, RootConfig],
+        force: bool,
+        progress: Progress | None,
+        keyword_only: bool,
+        embed_progress: Progress | None,
+    ) -> IndexReport:
         report = IndexReport()
         reasons = self._check_manifest()
         if reasons:
@@ -55,6 +76,7 @@ class Indexing:
             selected = {**self.state.roots(), **selected}
         result = self._indexer().run(selected, force=force, progress=progress, report=report)
         remember_index(self.state.config)
+        self.state.remember_roots()
         self._embed_after_index(result, keyword_only, embed_progress)
         return result
 
@@ -70,12 +92,17 @@ class Indexing:
             raise ConfigError(
                 f"{root_name!r} is not a root of this index ({', '.join(sorted(roots)) or 'none'})"
             )
-        reasons = self._check_manifest()
-        if reasons:
-            report = self.index(keyword_only=True)
-            report.rebuilt_because = "; ".join(reasons)
-            return report
-        return self._indexer().update_paths(root_name, roots[root_name], rels)
+        if self.state.damage() is not None:
+            return self.index(keyword_only=True)  # rebuilds it from the files
+        try:
+            reasons = self._check_manifest()
+            if reasons:
+                report = self.index(keyword_only=True)
+                report.rebuilt_because = "; ".join(reasons)
+                return report
+            return self._indexer().update_paths(root_name, roots[root_name], rels)
+        except IndexCorrupt:
+            return self.index(keyword_only=True)
 
     def rebuild(
         self,
@@ -84,12 +111,38 @@ class Indexing:
         keyword_only: bool = False,
         embed_progress: Progress | None = None,
     ) -> IndexReport:
-        """Drop everything indexed and index every root again from the files."""
-        roots = self.state.roots()
-        self.state.store.clear()
-        self.state.store.set_manifest(build_manifest(self.settings))
+        """Drop everything indexed and index every root again from the files.
+
+        A sound index is cleared in place (stored vectors are kept for reuse). A damaged one
+        (recorded, or found by a full check) has its files deleted and created again: nothing
+        in it is trusted.
+        """
+        return self._rebuild(progress, keyword_only, embed_progress)
+
+    def _rebuild(
+        self,
+        progress: Progress | None,
+        keyword_only: bool,
+        embed_progress: Progress | None,
+        extra: Mapping[str, RootConfig] | None = None,
+        damaged: str | None = None,
+    ) -> IndexReport:
+        """:meth:`rebuild`, of ``extra`` roots too; ``damaged`` says why when already known."""
+        roots = {**self.state.roots(), **(extra or {})}
+        reason = damaged or self.state.damage()
+        if reason is None:
+            try:
+                reason = self.state.store.check()
+                if reason is None:
+                    self.state.store.clear()
+            except IndexCorrupt as exc:
+                reason = exc.reason
         report = IndexReport(rebuilt_because="requested")
+        if reason is not None:
+            report.rebuilt_because = self.state.recreate(reason)
+        self.state.store.set_manifest(build_manifest(self.settings))
         result = self._indexer().run(roots, force=True, progress=progress, report=report)
+        self.state.rebuilt()
         self._embed_after_index(result, keyword_only, embed_progress)
         return result
 

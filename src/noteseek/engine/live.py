@@ -13,7 +13,9 @@ writer exits another process carries on.
 
 Work is ordered by urgency: changed paths from the watcher first, then queued jobs, then
 embedding (in committed batches, interrupted as soon as new paths arrive), then the periodic
-reconciliation.
+reconciliation. A damaged index (recorded by any process: a search that met a bad page) is
+rebuilt from the files before anything else; the idle writer looks for that every
+``DAMAGE_POLL`` seconds.
 
 A one-shot command that writes (``noteseek index``, ``noteseek rebuild``) takes the same role
 for its duration with :func:`writer_role`, or is refused with :class:`WriterBusy`, which names
@@ -45,6 +47,8 @@ from noteseek.indexing.lock import WriterLock, read_writer_info
 from noteseek.indexing.watcher import Batch, Watcher
 from noteseek.priority import yield_cpu
 from noteseek.sources.memory import MEMORY_KIND
+from noteseek.store.base import StoreError
+from noteseek.store.folder import folder_error
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +61,10 @@ HOLDER_WAIT = 1.0
 """Seconds a refused writer waits to learn who holds the role: the holder writes
 ``writer.json`` just after it takes the lock, so for a moment the file may be missing or
 still name the previous, dead holder."""
+DAMAGE_POLL = 2.0
+"""Seconds between the idle writer's looks for a damage record (a stat of one file)."""
+DAMAGE_RETRY = 60.0
+"""Seconds before work that failed on the store (a full disk; a failed rebuild) is retried."""
 
 
 class NotWriter(RuntimeError):
@@ -100,7 +108,7 @@ def writer_role(index_dir: Path, command: str) -> Iterator[WriterLock]:
     """
     lock = WriterLock(index_dir)
     deadline = time.monotonic() + HOLDER_WAIT
-    while not lock.try_acquire(command):
+    while not _try_acquire(lock, index_dir, command):
         holder = _live_holder(index_dir)
         if holder is not None or time.monotonic() >= deadline:
             info = holder or {}
@@ -110,6 +118,15 @@ def writer_role(index_dir: Path, command: str) -> Iterator[WriterLock]:
         yield lock
     finally:
         lock.release()
+
+
+def _try_acquire(lock: WriterLock, index_dir: Path, command: str | None) -> bool:
+    """Take the role; a folder that cannot be created or written raises a store error that
+    says which folder and what to do."""
+    try:
+        return lock.try_acquire(command)
+    except OSError as exc:
+        raise folder_error(index_dir, exc) from None
 
 
 def _live_holder(index_dir: Path) -> dict[str, Any] | None:
@@ -189,13 +206,21 @@ class IndexService:
         self._stop = threading.Event()
         self._preempt = threading.Event()
         self._embed_blocked: tuple[int, int] | None = None
+        self._rebuild_failed = -DAMAGE_RETRY
         self._threads: list[threading.Thread] = []
 
     # -- lifecycle -------------------------------------------------------------------------
 
     def start(self) -> Role:
-        """Take the writer role if free (and start working), else become a reader."""
-        if self.lock.try_acquire(self.command):
+        """Take the writer role if free (and start working), else become a reader (for good
+        in a folder this process cannot write: a read-only index is still searched)."""
+        try:
+            acquired = _try_acquire(self.lock, self.index_dir, self.command)
+        except StoreError as exc:
+            self.role, self.last_error = "reader", str(exc)
+            log.warning("%s", exc)
+            return self.role
+        if acquired:
             self._become_writer()
         else:
             self.role = "reader"
@@ -337,14 +362,21 @@ class IndexService:
         engine = Engine(self.config)
         if self.watch_enabled and not self._stop.is_set():
             # Started before the first reconciliation, so no change made during it is missed.
-            self._start_watcher(engine)
+            try:
+                self._start_watcher(engine)
+            except Exception as exc:  # the reconciliation reports what is wrong with the index
+                self.last_error = f"watcher: {exc}"
+                log.warning("cannot watch the roots: %s", exc)
         try:
             while not self._stop.is_set():
-                task = self._next_task(engine)
-                if task is None:
-                    continue
                 try:
-                    task()
+                    task = self._next_task(engine)
+                    if task is not None:
+                        task()
+                except StoreError as exc:  # damaged (rebuilt next), full, read-only: no trace
+                    self.last_error = str(exc)
+                    log.error("%s", exc)
+                    self._stop.wait(0 if engine.damaged() else DAMAGE_RETRY)
                 except Exception as exc:  # keep serving; the error shows in status
                     self.last_error = f"{type(exc).__name__}: {exc}"
                     log.exception("indexing failed")
@@ -355,6 +387,12 @@ class IndexService:
 
     def _next_task(self, engine: Engine) -> Any:
         with self._cond:
+            if engine.damaged():  # rebuilt before anything else; a failed rebuild waits
+                if time.monotonic() < self._rebuild_failed + DAMAGE_RETRY:
+                    self._cond.wait(timeout=DAMAGE_POLL)
+                    return None
+                self._preempt.clear()
+                return lambda: self._rebuild_damaged(engine)
             if self._paths:
                 batch, self._paths = self._paths, {}
                 self._preempt.clear()
@@ -370,8 +408,17 @@ class IndexService:
             if wait is not None and wait <= 0:
                 self._queue.append(self._new_job("reconcile"))
                 return None
-            self._cond.wait(timeout=wait)
+            self._cond.wait(timeout=DAMAGE_POLL if wait is None else min(wait, DAMAGE_POLL))
             return None
+
+    def _rebuild_damaged(self, engine: Engine) -> None:
+        self.activity = "rebuilding a damaged index"
+        log.warning("%s; rebuilding it", engine.damaged())
+        self._rebuild_failed = time.monotonic()  # until it succeeds: not retried in a loop
+        report = engine.rebuild(keyword_only=True)
+        self._rebuild_failed = -DAMAGE_RETRY
+        self.last_reconcile = time.time()
+        log.info("rebuilt: %s", report.rebuilt_because)
 
     def _reconcile_wait(self) -> float | None:
         interval = self.settings.watch.reconcile_interval

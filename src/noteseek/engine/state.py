@@ -46,14 +46,26 @@ from noteseek.sources.git import GIT_KIND
 from noteseek.sources.git_roots import discover_git_roots
 from noteseek.sources.memory import MEMORY_KIND
 from noteseek.sources.registry import open_source
+from noteseek.store import folder as index_folder
 from noteseek.store.ann import in_background
-from noteseek.store.base import DocumentSource, FileRow, Store, VectorIndex
-from noteseek.store.factory import INDEX_FILE, backend_for, open_reader, open_store
+from noteseek.store.base import DocumentSource, FileRow, IndexCorrupt, Store, VectorIndex
+from noteseek.store.factory import (
+    INDEX_FILE,
+    backend_for,
+    damage,
+    index_file,
+    open_reader,
+    open_store,
+    remove_index,
+)
 
 COMMUNITY_THROTTLE = 60.0
 """Seconds between recomputations of the link-graph communities while the index changes."""
 CONCEPT_THROTTLE = 3600.0
 """Seconds between rebuilds of the concept vocabulary (every vocabulary word is embedded)."""
+
+REBUILDING = "being rebuilt from the files; it was damaged: "
+"""How a damaged index is recorded while it is rebuilt (searches are refused meanwhile)."""
 
 Communities = tuple[dict[str, int], dict[int, int]]
 """Community per doc id, and the same per file id (for the community boost)."""
@@ -67,8 +79,11 @@ class IndexState:
         self.settings = config.settings
         self.index_dir = config.index_dir
         self.notices: list[str] = []
-        """Things the user should know (an unusable index moved aside, vectors dropped)."""
+        """Things the user should know (vectors dropped, the index open read-only)."""
+        self.read_only: str | None = None
+        """Why the index is open read-only (its folder is not writable), when it is."""
         self._store: Store | None = None
+        self._file: index_folder.FileIdentity | None = None
         self._embedder: Embedder | None = None
         self._discovery: dict[tuple[tuple[str, str], ...], dict[str, RootConfig]] = {}
         token = self.token
@@ -113,13 +128,69 @@ class IndexState:
 
     @property
     def store(self) -> Store:
-        """The index's store, opened (or created) on first use."""
+        """The index's store, opened (or created) on first use.
+
+        Raises a ``StoreError`` when the index cannot be used (``IndexCorrupt``: damaged).
+        """
         if self._store is None:
-            store, notice = open_store(self.index_dir, backend=backend_for(self.settings))
-            if notice:
-                self.notices.append(notice)
+            store, self.read_only = open_store(self.index_dir, backend=backend_for(self.settings))
             self._store = store
+            self._file = index_file(self.index_dir)
         return self._store
+
+    def damage(self) -> str | None:
+        """Why the index is damaged (found by any process, recorded in its folder), or None.
+
+        Cheap (a stat and, when damaged, a small read) and safe from any thread.
+        """
+        return damage(self.index_dir)
+
+    def damaged(self) -> str | None:
+        """What every door says while the index is damaged (where, why, what rebuilds it)."""
+        reason = self.damage()
+        return None if reason is None else index_folder.damaged_message(self.index_dir, reason)
+
+    def refresh(self) -> None:
+        """Open the index again when its file was deleted and created again (a rebuild of a
+        damaged index, by another process or thread) since this handle opened it."""
+        if self._store is not None and index_file(self.index_dir) != self._file:
+            self._close_store()
+
+    def recreate(self, reason: str) -> str:
+        """Delete the damaged index's files and create an empty index; returns what was done.
+
+        The new file is recorded as being rebuilt until :meth:`rebuilt`, so searches say so
+        rather than answer from part of the index.
+        """
+        reason = reason.removeprefix(REBUILDING)  # a rebuild that was interrupted
+        # Recorded before the files go, about whichever file is there: no search, here or in
+        # another process, answers from the new index until it is complete.
+        index_folder.mark_damaged(self.index_dir, REBUILDING + reason, None)
+        self._close_store()
+        removed = remove_index(self.index_dir, backend=backend_for(self.settings))
+        self.store.change_token()  # creates the new, empty index
+        return (
+            f"the index was damaged ({reason}): deleted {', '.join(removed) or 'its files'} "
+            "and built it again from the files"
+        )
+
+    def rebuilt(self) -> None:
+        """The index was built again from the files: nothing recorded against it holds."""
+        index_folder.clear_damage(self.index_dir)
+        self.remember_roots()
+
+    def remember_roots(self) -> None:
+        """Keep the index's roots beside it, so a rebuild of a damaged index knows them."""
+        if self.read_only is None:
+            index_folder.save_roots(self.index_dir, self._stored_roots())
+
+    def _stored_roots(self) -> dict[str, tuple[str, str]]:
+        """The roots the index holds, or those kept beside it when it is damaged."""
+        try:
+            kinds = self.store.root_kinds()
+            return {n: (p, kinds.get(n, "files")) for n, p in self.store.roots().items()}
+        except IndexCorrupt:
+            return index_folder.saved_roots(self.index_dir)
 
     @property
     def index_exists(self) -> bool:
@@ -155,6 +226,9 @@ class IndexState:
         if self._embedder is not None:
             self._embedder.close()
             self._embedder = None
+        self._close_store()
+
+    def _close_store(self) -> None:
         vectors = self._vectors.cached
         if vectors is not None:
             vectors.close()
@@ -178,10 +252,9 @@ class IndexState:
             )
         if self.index_exists:
             known = {str(Path(r.path).expanduser().resolve()) for r in roots.values()}
-            kinds = self.store.root_kinds()
-            for name, path in self.store.roots().items():
+            for name, (path, kind) in self._stored_roots().items():
                 if name not in roots and path not in known:
-                    roots[name] = RootConfig(path=path, kind=kinds.get(name, "files"))
+                    roots[name] = RootConfig(path=path, kind=kind)
         if self.settings.git.discover:
             for name, root in self._discovered(roots).items():
                 roots.setdefault(name, root)

@@ -11,30 +11,50 @@ from typing import Any
 
 from noteseek.engine.state import IndexState
 from noteseek.indexing.embedding import MODEL_META_KEY
+from noteseek.store.base import IndexCorrupt
+from noteseek.store.folder import damaged_message
 
 
 def status(state: IndexState) -> dict[str, Any]:
-    """Where the index is, what it holds, how far embedding is, and what went wrong."""
+    """Where the index is, what it holds, how far embedding is, and what went wrong.
+
+    ``damaged`` is None, or the message every door gives about a damaged index (recorded by
+    any process, or met while reading the counts here): then the counts are zero, since
+    nothing in the index is trusted until it is rebuilt.
+    """
     out: dict[str, Any] = {
         "index_dir": str(state.index_dir),
         "index_dir_reason": state.config.index_dir_reason,
         "exists": state.index_exists,
         "config_files": [str(p) for p in state.config.files_read],
+        "damaged": None,
     }
-    if not state.index_exists:
-        out.update(
-            roots=[
-                {"name": n, "kind": r.kind, "path": r.path, "files": 0, "chunks": 0}
-                for n, r in sorted(state.roots().items())
-            ],
-            files=0,
-            chunks=0,
-            links=0,
-            index_bytes=0,
-            problems=[],
-            last_run=None,
-        )
-        return out
+    if state.index_exists:
+        reason = state.damage()
+        if reason is None:
+            try:
+                return _contents(state, out)
+            except IndexCorrupt as exc:
+                reason = exc.reason
+        out["damaged"] = damaged_message(state.index_dir, reason)
+    out.update(
+        roots=[
+            {"name": n, "kind": r.kind, "path": r.path, "files": 0, "chunks": 0}
+            for n, r in sorted(state.roots().items())
+        ],
+        files=0,
+        chunks=0,
+        links=0,
+        index_bytes=0,
+        problems=[],
+        last_run=None,
+        notices=list(state.notices),
+    )
+    return out
+
+
+def _contents(state: IndexState, out: dict[str, Any]) -> dict[str, Any]:
+    """``out`` with what a sound index holds."""
     stats = state.store.stats()
     configured = state.settings.roots
     kinds = state.store.root_kinds()
@@ -65,5 +85,7 @@ def status(state: IndexState) -> dict[str, Any]:
             "documents": len(groups),
         }
     out["manifest"] = state.store.manifest()
+    if state.read_only and state.read_only not in state.notices:
+        state.notices.append(state.read_only)  # said once, by status (not by every search)
     out["notices"] = list(state.notices)
     return out

@@ -17,8 +17,10 @@ def index_status(ctx: Context, _p: NoParams) -> dict[str, Any]:
     problems = status.get("problems", [])
     cap = ctx.limits.problems
     service = ctx.service.state() if ctx.service is not None else None
+    damaged = status.get("damaged")
     return {
-        "status": "indexing" if ctx.indexing() else "ready",
+        "status": "damaged" if damaged else "indexing" if ctx.indexing() else "ready",
+        "damaged": damaged,
         "index_dir": status["index_dir"],
         "index_dir_reason": status["index_dir_reason"],
         "exists": status["exists"],

@@ -19,7 +19,9 @@ ERROR_MEANING: dict[ErrorKind, str] = {
     "root never names one).",
     "ambiguous": "The path names documents in several roots; the message lists their ids.",
     "conflict": "The request needs the writer role, which another process holds.",
-    "unavailable": "The index is still opening or being built, or could not be opened.",
+    "unavailable": "The index is still opening or being built, could not be opened, is "
+    "damaged (it is rebuilt from the files: noteseek rebuild, or by a running server itself), "
+    "or its folder cannot be written (read-only, full disk).",
 }
 
 
@@ -66,10 +68,13 @@ def as_operation_error(exc: BaseException) -> OperationError | None:
     from noteseek.engine import Ambiguous as EngineAmbiguous
     from noteseek.engine import NotFound as EngineNotFound
     from noteseek.engine.live import NotWriter
+    from noteseek.store.base import StoreError
 
     if isinstance(exc, OperationError):
         return exc
     message = str(exc.args[0]) if exc.args else str(exc)
+    if isinstance(exc, StoreError):  # damaged, read-only, full, locked: the message says what
+        return Unavailable(message)
     if isinstance(exc, EngineNotFound):
         return NotFound(message)
     if isinstance(exc, EngineAmbiguous):

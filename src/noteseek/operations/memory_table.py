@@ -139,6 +139,7 @@ MEMORY_OPERATIONS: tuple[Operation, ...] = (
         "last memory.recency_days days rank higher. Narrow by type, tags, status (default "
         "active) and creation date.",
         http=HttpRoute("POST", "/search_memories"),
+        reads_index=True,
     ),
     Operation(
         "search_linked_memories",
@@ -153,6 +154,7 @@ MEMORY_OPERATIONS: tuple[Operation, ...] = (
         "indexed or exist yet), and lists every such link with its type (mentions, refactors, "
         "plans) and the text around it.",
         http=HttpRoute("POST", "/search_linked_memories"),
+        reads_index=True,
     ),
     Operation(
         "flush_memories",

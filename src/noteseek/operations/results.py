@@ -233,7 +233,12 @@ class QueueStatus(BaseModel):
 
 
 class StatusOut(BaseModel):
-    status: Literal["ready", "indexing"]
+    status: Literal["ready", "indexing", "damaged"]
+    damaged: str | None = Field(
+        default=None,
+        description="While the index is damaged: where, why, and what rebuilds it (searches "
+        "are refused meanwhile); null otherwise.",
+    )
     index_dir: str
     index_dir_reason: str
     exists: bool

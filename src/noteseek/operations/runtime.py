@@ -44,6 +44,11 @@ def execute(op: Operation, ctx: Context, params: Params, **options: Any) -> dict
     if op.needs_index and not ctx.engine.index_exists:
         raise Unavailable(NOT_BUILT)
     with operation_errors():
+        ctx.engine.refresh()  # a rebuild elsewhere replaced the index's file: open the new one
+        if op.needs_index or op.reads_index:
+            damaged = ctx.engine.damaged()
+            if damaged is not None:
+                raise Unavailable(damaged)
         return op.run(ctx, params, **options)
 
 
@@ -131,7 +136,17 @@ class Runtime:
             if not ctx.engine.index_exists:
                 raise Unavailable(NOT_BUILT)
             with operation_errors():
+                ctx.engine.refresh()
+                damaged = ctx.engine.damaged()
+                if damaged is not None:
+                    raise Unavailable(damaged)
                 yield ctx.engine
+
+    def damaged(self) -> str | None:
+        """What is wrong with the index, when it is damaged (for ``/health``); never waits for
+        the index to open or for a running operation."""
+        ctx = self.context
+        return None if ctx is None else ctx.engine.damaged()
 
     def shutdown(self) -> None:
         """Stop the watcher and the worker (after its current batch), release the role."""

@@ -39,6 +39,10 @@ class Operation:
     mcp: bool = True
     needs_index: bool = False
     """Refused as unavailable while no index exists (instead of "not found")."""
+    reads_index: bool = False
+    """Answers from what the index holds: refused as unavailable while the index is damaged,
+    rather than answering from the part of it that can still be read (so does every
+    operation with ``needs_index``)."""
 
     @property
     def doors(self) -> tuple[Door, ...]:

@@ -64,6 +64,7 @@ OPERATIONS: dict[str, Operation] = {
             "excluded_files to skip what you already read; explain shows why each ranked "
             "where it did. " + _CAP,
             http=HttpRoute("POST", "/query_documents"),
+            reads_index=True,
         ),
         Operation(
             "query_documents_compressed",
@@ -77,6 +78,7 @@ OPERATIONS: dict[str, Operation] = {
             "and near-duplicate sections, and reports the tokens saved. Use it when context is "
             "tight or for broad questions with many similar notes. " + _CAP,
             http=HttpRoute("POST", "/query_documents_compressed"),
+            reads_index=True,
         ),
         Operation(
             "search_with_hypothesis",
@@ -91,6 +93,7 @@ OPERATIONS: dict[str, Operation] = {
             "fused with its keyword matches. Use it when query_documents misses because the "
             "notes use different words. " + _CAP,
             http=HttpRoute("POST", "/search_with_hypothesis"),
+            reads_index=True,
         ),
         Operation(
             "search_git_history",
@@ -109,6 +112,7 @@ OPERATIONS: dict[str, Operation] = {
             "such as 30d) and repository. get_document with a result's doc_id reads the "
             "whole commit.",
             http=HttpRoute("POST", "/search_git_history"),
+            reads_index=True,
         ),
         Operation(
             "get_chunk",

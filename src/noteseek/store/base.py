@@ -34,8 +34,32 @@ ChangeToken = tuple[int, int]
 """Equal tokens mean nothing was committed in between (by this handle or any other)."""
 
 
-class IndexCorrupt(RuntimeError):
-    """The index file cannot be used; it is a cache, so the caller rebuilds it."""
+class StoreError(RuntimeError):
+    """The index cannot be used as asked. The message names the index folder and says what
+    to do; the doors show it as is (unavailable), never as a traceback. ``reason`` is the
+    cause alone (SQLite's words), for reports that say what was done about it."""
+
+    def __init__(self, message: str, reason: str | None = None) -> None:
+        super().__init__(message)
+        self.reason = reason or message
+
+
+class IndexCorrupt(StoreError):
+    """The index is damaged (or from another schema): it is a cache, so it is rebuilt from
+    the files. Damage is recorded in the index folder (``store.folder``) until then."""
+
+
+class IndexUnwritable(StoreError):
+    """The index folder cannot be created or written (read-only, permissions, a file in the
+    way). A complete index in a read-only folder is still opened for reading."""
+
+
+class IndexFull(StoreError):
+    """The disk (or quota) holding the index is full; nothing committed is lost."""
+
+
+class IndexBusy(StoreError):
+    """Another process holds the index locked for longer than the store waits."""
 
 
 class WriteRejected(ValueError):
@@ -368,6 +392,14 @@ class Store(Catalog, Chunks, KeywordIndex, VectorStore, Versioned, Protocol):
 
     def transaction(self) -> AbstractContextManager[None]:
         """A write transaction; nested calls join it (a failing inner block rolls back alone)."""
+        ...
+
+    def check(self) -> str | None:
+        """A full check of the stored structures: None when sound, else what is wrong.
+
+        Reads the whole index (seconds on a large one): for ``rebuild``, which decides from it
+        whether the index can be cleared in place or must be deleted and created again.
+        """
         ...
 
     def close(self) -> None: ...

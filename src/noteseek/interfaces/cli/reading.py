@@ -12,7 +12,16 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from noteseek.interfaces.cli.common import app, call, config_app, err, opened, out
+from noteseek.interfaces.cli.common import (
+    EXIT_NO_INDEX,
+    app,
+    call,
+    config_app,
+    err,
+    fail,
+    opened,
+    out,
+)
 from noteseek.operations import Context
 from noteseek.operations.params import CHUNK_ID_PATTERN, MAX_DOCUMENT_LINES
 
@@ -113,15 +122,20 @@ def graph(
 def status(
     as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
 ) -> None:
-    """Roots, counts, problems with reasons, index size and the last run."""
+    """Roots, counts, problems with reasons, index size and the last run (exit 3 when the
+    index is damaged)."""
     with opened() as ctx:
         data = call(ctx, "index_status", {})
     if as_json:
         out.print_json(json.dumps(data, ensure_ascii=False, default=str))
+        if data.get("damaged"):
+            raise typer.Exit(EXIT_NO_INDEX)
         return
     out.print(
         f"[bold]index[/] {escape(data['index_dir'])} ([dim]{escape(data['index_dir_reason'])}[/])"
     )
+    if data.get("damaged"):
+        raise fail(data["damaged"], EXIT_NO_INDEX)
     if not data["exists"]:
         out.print("no index yet: run `noteseek index`")
         return

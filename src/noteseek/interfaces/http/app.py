@@ -239,10 +239,30 @@ def create_app(runtime: Runtime, serve: ServeSettings, mcp_server: Any = None) -
     _install_error_handlers(app)
     auth = auth_dependency(token)
 
-    @app.get("/health", tags=["server"])
-    async def health() -> HealthResponse:
-        """Liveness: answers as soon as the server listens (no token needed)."""
-        # async: answered on the event loop, even while every worker thread runs a query.
+    @app.get(
+        "/health",
+        tags=["server"],
+        response_model=HealthResponse,
+        responses={
+            503: {
+                "description": "The index is damaged: `error` (and `reason`) say why and what "
+                "rebuilds it; `status` is `damaged`. A running server rebuilds it by itself.",
+                "model": ErrorResponse,
+            }
+        },
+    )
+    async def health() -> Any:
+        """Liveness: answers as soon as the server listens (no token needed); 503 while the
+        index is damaged."""
+        # async: answered on the event loop, even while every worker thread runs a query
+        # (the damage check reads a small file; it never waits for the index).
+        damaged = runtime.damaged()
+        if damaged is not None:
+            return JSONResponse(
+                {"error": damaged, "status": "damaged", "reason": damaged},
+                status_code=503,
+                headers={"Retry-After": RETRY_AFTER_SECONDS},
+            )
         return HealthResponse(status="ok")
 
     app.include_router(operation_router(runtime, [Depends(auth)]))

@@ -2,11 +2,14 @@
 
 One connection per handle; calls are serialised by a lock so a handle may be shared between
 threads. Other processes can open the same file at once (WAL: readers never block the writer,
-and a reader sees only committed transactions).
+and a reader sees only committed transactions). SQLite's errors leave as store errors
+(``errors.py``): here for opening and for the transaction's own statements, and at every
+public method of the store for the rest.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import sqlite3
 import threading
@@ -16,8 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from noteseek.globs import path_match
-from noteseek.store.base import ChangeToken, IndexCorrupt
+from noteseek.store.base import ChangeToken, IndexCorrupt, IndexUnwritable
+from noteseek.store.folder import FileIdentity, folder_error, identity
 from noteseek.store.migrations import MIGRATIONS, SCHEMA_VERSION
+from noteseek.store.sqlite.errors import SQLITE_ERRORS, store_error
 from noteseek.store.sqlite.sql import author_match
 
 
@@ -28,22 +33,30 @@ class SQLiteCore:
         self.path = str(path)
         self.readonly = readonly
         self.created = not Path(self.path).exists() or Path(self.path).stat().st_size == 0
+        self.file: FileIdentity | None = identity(Path(self.path))
+        """The file this handle opened: damage found through it is recorded as about it."""
         self._lock = threading.RLock()
         self._depth = 0
         self._writes = 0
+        if not self.readonly:
+            folder = Path(self.path).parent
+            try:
+                folder.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise folder_error(folder, exc) from None
         try:
             self._conn = self._connect()
+            if self.file is None:
+                self.file = identity(Path(self.path))
             self._migrate()
-        except sqlite3.OperationalError:
-            raise  # locked or busy: the file is fine, the caller reports the error
-        except sqlite3.DatabaseError as exc:
-            raise IndexCorrupt(f"{self.path}: {exc}") from exc
+        except SQLITE_ERRORS as exc:
+            mapped = store_error(exc, Path(self.path), self.file)
+            if mapped is None:
+                raise
+            raise mapped from exc
 
     def _connect(self) -> sqlite3.Connection:
-        if not self.readonly:
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-        uri = f"file:{self.path}{'?mode=ro' if self.readonly else ''}"
-        conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+        conn = sqlite3.connect(self._uri(), uri=True, isolation_level=None, check_same_thread=False)
         conn.execute("PRAGMA busy_timeout = 10000")
         if not self.readonly:
             conn.execute("PRAGMA journal_mode = WAL")
@@ -56,16 +69,50 @@ class SQLiteCore:
         conn.create_function("ns_author_match", 3, author_match, deterministic=True)
         return conn
 
+    def _uri(self) -> str:
+        if not self.readonly:
+            return f"file:{self.path}"
+        if self._needs_immutable():
+            # A WAL index can be read without its -shm file only as immutable: right when the
+            # folder is read-only and no writer is connected (a writer keeps -wal and -shm).
+            return f"file:{self.path}?mode=ro&immutable=1"
+        return f"file:{self.path}?mode=ro"
+
+    def _needs_immutable(self) -> bool:
+        base = Path(self.path)
+        folder = base.parent
+        if os.access(folder, os.W_OK) or Path(f"{self.path}-shm").exists():
+            return False
+        wal = Path(f"{self.path}-wal")
+        if wal.exists() and wal.stat().st_size > 0:
+            raise IndexUnwritable(
+                f"the index in {folder} has changes not yet written to {base.name}, and its "
+                "folder is read-only: open it once where the folder is writable (any noteseek "
+                "command), or make the folder writable"
+            )
+        return True
+
     def _migrate(self) -> None:
         version = self._conn.execute("PRAGMA user_version").fetchone()[0]
+        folder = Path(self.path).parent
         if version > SCHEMA_VERSION:
-            raise IndexCorrupt(
+            reason = (
                 f"index schema version {version} is newer than this noteseek ({SCHEMA_VERSION})"
+            )
+            raise IndexCorrupt(
+                f"the index in {folder} cannot be read: {reason}; run `noteseek rebuild` to "
+                "build it again for this version, or use the newer noteseek",
+                reason,
             )
         if version == SCHEMA_VERSION:
             return
         if self.readonly:
-            raise IndexCorrupt(f"index schema version {version} needs a migration")
+            reason = f"index schema version {version} needs a migration"
+            raise IndexCorrupt(
+                f"the index in {folder} cannot be read: {reason}, which a read-only handle "
+                "cannot run; run any noteseek command where its folder is writable",
+                reason,
+            )
         for target in range(version + 1, SCHEMA_VERSION + 1):
             with self.transaction():
                 # Another process may have migrated meanwhile (several servers starting on
@@ -93,31 +140,62 @@ class SQLiteCore:
             if self._depth:
                 # Nested: a savepoint, so a failed inner write leaves the outer batch intact.
                 name = f"sp{self._depth}"
-                self._conn.execute(f"SAVEPOINT {name}")
+                self._tx(f"SAVEPOINT {name}")
                 self._depth += 1
                 try:
                     yield
                 except BaseException:
-                    self._conn.execute(f"ROLLBACK TO {name}")
-                    self._conn.execute(f"RELEASE {name}")
+                    self._undo(f"ROLLBACK TO {name}", f"RELEASE {name}")
                     raise
                 else:
-                    self._conn.execute(f"RELEASE {name}")
+                    self._tx(f"RELEASE {name}")
                 finally:
                     self._depth -= 1
                 return
-            self._conn.execute("BEGIN IMMEDIATE")
+            self._tx("BEGIN IMMEDIATE")
             self._depth = 1
             try:
                 yield
             except BaseException:
                 self._depth = 0
-                self._conn.execute("ROLLBACK")
+                self._undo("ROLLBACK")
                 raise
             else:
                 self._depth = 0
-                self._conn.execute("COMMIT")
+                try:
+                    self._tx("COMMIT")
+                except BaseException:
+                    self._undo("ROLLBACK")  # a failed COMMIT (disk full) leaves it open
+                    raise
                 self._writes += 1
+
+    def _tx(self, statement: str) -> None:
+        """A transaction statement; its failure (a full disk at COMMIT) as a store error."""
+        try:
+            self._conn.execute(statement)
+        except SQLITE_ERRORS as exc:
+            mapped = store_error(exc, Path(self.path), self.file)
+            if mapped is None:
+                raise
+            raise mapped from exc
+
+    def _undo(self, *statements: str) -> None:
+        """Roll back after a failure. SQLite may have rolled back already (a full disk, an
+        I/O error): then there is nothing to undo, and the original error is what counts."""
+        if not self._conn.in_transaction:
+            return
+        try:
+            for statement in statements:
+                self._conn.execute(statement)
+        except sqlite3.Error:
+            pass
+
+    def check(self) -> str | None:
+        """``PRAGMA quick_check``: None when the file's structures are sound."""
+        with self._lock:
+            rows = self._conn.execute("PRAGMA quick_check(20)").fetchall()
+        problems = [str(r[0]) for r in rows if r[0] != "ok"]
+        return "; ".join(problems) or None
 
     def change_token(self) -> ChangeToken:
         """Changes whenever this or another connection commits a write."""

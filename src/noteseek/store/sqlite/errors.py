@@ -1,0 +1,124 @@
+"""SQLite's errors as store errors, at the boundary of every public method of the store.
+
+SQLite reports a damaged file only when a statement reaches the bad page, so damage can
+surface in any call, long after the index was opened: every public method of
+:class:`~noteseek.store.sqlite.SQLiteStore` goes through :func:`translate_errors`, and a
+damaged file is recorded in the index folder (``store.folder``) the moment any handle sees it.
+
+=============================== =================== ==========================================
+SQLite result code              store error         what the user is told
+=============================== =================== ==========================================
+CORRUPT, NOTADB, IOERR;         IndexCorrupt        damaged; ``noteseek rebuild``
+text that is not UTF-8
+FULL                            IndexFull           the disk is full; free space
+READONLY, CANTOPEN, PERM, AUTH  IndexUnwritable     the folder cannot be written
+BUSY, LOCKED                    IndexBusy           another process holds it; try again
+anything else                   (unchanged)         a bug in noteseek: it propagates as is
+=============================== =================== ==========================================
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import sqlite3
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+from noteseek.store.base import IndexBusy, IndexCorrupt, IndexFull, IndexUnwritable, StoreError
+from noteseek.store.folder import FileIdentity, damaged_message, full_message, mark_damaged
+
+SQLITE_PERM, SQLITE_BUSY, SQLITE_LOCKED, SQLITE_READONLY = 3, 5, 6, 8
+SQLITE_IOERR, SQLITE_CORRUPT, SQLITE_FULL, SQLITE_CANTOPEN = 10, 11, 13, 14
+SQLITE_AUTH, SQLITE_NOTADB = 23, 26
+DAMAGE_CODES = frozenset({SQLITE_IOERR, SQLITE_CORRUPT, SQLITE_NOTADB})
+UNWRITABLE_CODES = frozenset({SQLITE_READONLY, SQLITE_CANTOPEN, SQLITE_PERM, SQLITE_AUTH})
+
+C = TypeVar("C", bound=type)
+
+
+SQLITE_ERRORS = (sqlite3.Error, UnicodeDecodeError)
+"""What a call into SQLite raises: its errors, and ``UnicodeDecodeError`` when damaged bytes
+reach a text value or SQLite's own message about them."""
+
+
+def store_error(exc: Exception, path: Path, file: FileIdentity | None) -> StoreError | None:
+    """``exc`` (one of ``SQLITE_ERRORS``) as the store error it means, or None for a bug.
+
+    Damage is recorded in the index folder on the way (``file`` is the index file the
+    connection opened, so the record cannot stick to a file created again later).
+    """
+    folder = path.parent
+    if isinstance(exc, UnicodeDecodeError) or str(exc).startswith("Could not decode to UTF-8"):
+        # Everything noteseek stores is UTF-8: other bytes are damage (in the text itself, or
+        # in the schema that SQLite quotes in its error).
+        raw = exc.object if isinstance(exc, UnicodeDecodeError) else str(exc).encode()
+        reason = f"text that is not UTF-8: {bytes(raw[:120]).decode('utf-8', 'replace')}"
+        mark_damaged(folder, reason, file)
+        return IndexCorrupt(damaged_message(folder, reason), reason)
+    code = getattr(exc, "sqlite_errorcode", None)
+    if not isinstance(code, int):
+        return None
+    primary = code & 0xFF  # extended codes (SQLITE_IOERR_SHORT_READ ...) keep it in the low byte
+    reason = str(exc)
+    if primary == SQLITE_IOERR:  # "disk I/O error" alone does not say which
+        reason += f" ({getattr(exc, 'sqlite_errorname', 'SQLITE_IOERR')})"
+    if primary in DAMAGE_CODES:
+        mark_damaged(folder, reason, file)
+        return IndexCorrupt(damaged_message(folder, reason), reason)
+    if primary == SQLITE_FULL:
+        return IndexFull(full_message(folder, reason), reason)
+    if primary in UNWRITABLE_CODES:
+        return IndexUnwritable(
+            f"cannot write the index {path} ({reason}); make its folder writable, or choose "
+            "another folder (--index-dir or index.dir)"
+        )
+    if primary in (SQLITE_BUSY, SQLITE_LOCKED):
+        return IndexBusy(
+            f"the index in {folder} is locked by another process ({reason}); try again shortly"
+        )
+    return None
+
+
+def translate_errors(cls: C) -> C:
+    """Wrap every public method of ``cls`` so SQLite errors leave it as store errors.
+
+    The instance gives the path and the file identity (``path``, ``file``). Generators are
+    wrapped as generators, since their statements run while the caller iterates.
+    """
+    for name in dir(cls):
+        if name.startswith("_"):
+            continue
+        attr = inspect.getattr_static(cls, name)
+        if inspect.isfunction(attr):
+            setattr(cls, name, _wrapped(attr))
+    return cls
+
+
+def _wrapped(method: Callable[..., Any]) -> Callable[..., Any]:
+    if inspect.isgeneratorfunction(method):
+
+        @functools.wraps(method)
+        def generator(self: Any, *args: Any, **kwargs: Any) -> Iterator[Any]:
+            try:
+                yield from method(self, *args, **kwargs)
+            except SQLITE_ERRORS as exc:
+                mapped = store_error(exc, Path(self.path), self.file)
+                if mapped is None:
+                    raise
+                raise mapped from exc
+
+        return generator
+
+    @functools.wraps(method)
+    def call(self: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except SQLITE_ERRORS as exc:
+            mapped = store_error(exc, Path(self.path), self.file)
+            if mapped is None:
+                raise
+            raise mapped from exc
+
+    return call
