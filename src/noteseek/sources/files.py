@@ -25,12 +25,16 @@ from noteseek.sources.base import (
     ReadError,
     ScanResult,
     SourceContext,
+    printable_path,
 )
 
 Ignores = tuple[tuple[str, GitIgnoreSpec], ...]
 """The .gitignore specs in force in a folder, from the root down: (folder rel, spec)."""
 FolderKey = tuple[int, int]
 """(st_dev, st_ino) of a folder, to detect symlink loops."""
+
+BAD_FILE_NAME = "file name is not valid UTF-8 (rename the file to index it)"
+BAD_FOLDER_NAME = "folder name is not valid UTF-8 (rename the folder to index its files)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,7 +138,7 @@ def scan_root(name: str, root_path: Path, rules: ScanRules) -> ScanResult:
             rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
             verdict = admission.examine(entry, rel, ignores, ancestors)
             if verdict.kind == "problem":
-                result.problems.append((rel, verdict.reason))
+                result.problems.append((printable_path(rel), verdict.reason))
             elif verdict.kind == "folder":
                 subdirs.append((verdict.real, rel, ignores, ancestors | {verdict.key}))
             elif verdict.kind == "file":
@@ -182,7 +186,7 @@ def scan_paths(name: str, root_path: Path, rules: ScanRules, rels: Iterable[str]
             if verdict.kind == "file":
                 result.files.append(_found(name, rel, entry.path, verdict))
             elif verdict.kind == "problem":
-                result.problems.append((rel, verdict.reason))
+                result.problems.append((printable_path(rel), verdict.reason))
             elif verdict.kind == "folder":
                 # Its files are not known one by one (a folder created, moved or restored).
                 result.needs_full_scan = True
@@ -266,12 +270,16 @@ class _Admission:
                 return _SKIP
             if _ignored(rel + "/", ignores) or self.exclude.match_file(rel + "/"):
                 return _SKIP
+            if not _storable(entry.name):
+                return _Verdict("problem", BAD_FOLDER_NAME)
             return _Verdict("folder", real=real, key=key)
         if stat.S_ISREG(est.st_mode):
             if not self.include.match_file(rel) or self.exclude.match_file(rel):
                 return _SKIP
             if _ignored(rel, ignores):
                 return _SKIP
+            if not _storable(entry.name):
+                return _Verdict("problem", BAD_FILE_NAME)
             return _Verdict("file", st=est)
         return _SKIP
 
@@ -385,6 +393,16 @@ def _lstat_entry(path: str) -> _PathEntry | None:
     except OSError:
         # Let examine() meet the error when it stats, and report it as a walk would.
         return _PathEntry(path, None)
+
+
+def _storable(name: str) -> bool:
+    """Whether ``name`` is valid Unicode text (a file name of undecodable bytes is not: the
+    index, the doors and JSON can only carry text)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _clean_rel(rel: str) -> str | None:
