@@ -11,17 +11,21 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 import pytest
 
+from noteseek.engine import NotFound
 from noteseek.engine.live import IndexService
 from noteseek.operations.admin import index_status
 from noteseek.operations.context import Context
 from noteseek.operations.params import NoParams
 from noteseek.sources import base
+from noteseek.sources.base import ReadError
+from noteseek.sources.files import read_regular
 from noteseek.sources.registry import register_source, unregister_source
 from tests.helpers import engine_for, project, run_cli, write
 from tests.mcp_client import call, eventually, mcp_project, run, session
@@ -240,3 +244,244 @@ def test_a_failed_run_shows_in_status_until_a_run_succeeds(
     finally:
         service.stop()
         reader.close()
+
+
+# -- 2. nothing outside the roots is read ------------------------------------------------------
+
+SECRET = "xylophonesecret"
+
+
+@pytest.fixture
+def escapes(tmp_path: Path) -> Path:
+    """A root with links that lead out of it (to a file, to /etc/passwd, to folders, to /)
+    and links that stay inside it."""
+    outside = tmp_path / "outside"
+    write(outside / "secret.md", f"# Secret\n\n{SECRET} pin 1234\n")
+    write(outside / "folder" / "more.md", f"# More\n\n{SECRET} again\n")
+    notes = tmp_path / "notes"
+    write(notes / "plain.md", "# Plain\n\nan ordinary note\n")
+    write(notes / "drafts" / "final.md", "# Final\n\nreached only through a link\n")
+    os.symlink(outside / "secret.md", notes / "secret.md")
+    os.symlink("/etc/passwd", notes / "passwd.md")
+    os.symlink(outside / "folder", notes / "folder")
+    os.symlink("/", notes / "slash")
+    os.symlink(notes / "drafts", notes / "published")  # inside: keeps working
+    return notes
+
+
+def escapes_project(tmp_path: Path, extra: str = "") -> Path:
+    notes = tmp_path / "notes"
+    toml = (
+        f'[roots.notes]\npath = "{notes.as_posix()}"\nexclude = ["drafts/"]\n'
+        f"[embedding]\nenabled = false\n{extra}"
+    )
+    (tmp_path / ".noteseek.toml").write_text(toml, encoding="utf-8")
+    return tmp_path
+
+
+OUTSIDE_LINKS = {"secret.md", "passwd.md", "folder", "slash"}
+
+
+def test_links_out_of_the_root_are_reported_and_never_read(tmp_path: Path, escapes: Path) -> None:
+    folder = escapes_project(tmp_path)
+    with engine_for(folder) as engine:
+        report = engine.index()
+        assert report.seconds < 10  # a link to / used to walk the whole file system
+        why = reasons(report.problems)
+        for link in OUTSIDE_LINKS:
+            assert why[link].startswith("symbolic link leads outside the root"), link
+        indexed = {f.path for f in engine.store.iter_files()}
+        assert indexed == {"plain.md", "published/final.md"}
+        assert not engine.search(SECRET).hits and not engine.search("root").hits
+        # The link inside the root works like any file.
+        assert engine.get("published/final.md").text.startswith("# Final")
+
+    # The command line: nothing found, nothing to get.
+    found = run_cli(["search", SECRET, "--json"], folder, code=1)
+    assert SECRET not in found.stdout.replace(f'"{SECRET}"', "")
+    got = run_cli(["get", "passwd.md"], folder, code=1)
+    assert "root:x:0:0" not in got.stdout + got.stderr
+
+
+def test_links_out_of_the_root_are_never_served_over_mcp_or_http(
+    tmp_path: Path, escapes: Path
+) -> None:
+    folder = escapes_project(tmp_path)
+
+    async def main() -> None:
+        async with session(folder) as client:
+            status: dict = {}
+
+            async def indexed() -> bool:
+                status.update(await call(client, "index_status"))
+                return status["status"] == "ready" and status["documents"] > 0
+
+            await eventually(indexed, timeout=30)
+            assert set(reasons(status["failures"])) >= OUTSIDE_LINKS
+            for query in (SECRET, "root nologin", "pin 1234"):
+                out = await call(client, "query_documents", {"query": query})
+                assert not out["results"], out
+
+    run(main)
+    env = serve_env(tmp_path / "home")
+    with serving(folder, env=env) as server, server.client() as client:
+        server.wait_ready(client)
+        for route in ("/query_documents", "/query_documents_stream"):
+            response = client.post(route, json={"query": f"{SECRET} root nologin"})
+            assert response.status_code == 200
+            assert SECRET not in response.text.replace(f"{SECRET} root", "")
+            assert "root:x:0" not in response.text
+
+
+def test_text_indexed_from_outside_is_refused_at_read_time(tmp_path: Path, escapes: Path) -> None:
+    """An index built while links out of the root were followed (the old default) keeps
+    their rows until the next run; reading them back is refused meanwhile."""
+    folder = escapes_project(tmp_path)
+    notes = tmp_path / "notes"
+    os.unlink(notes / "slash")  # followed, it would walk the whole file system
+    with engine_for(folder, **{"index.follow_symlinks_outside": True}) as engine:
+        engine.index()
+        chunk = engine.search(SECRET).hits[0]
+        assert chunk.path in {"secret.md", "folder/more.md"}
+        assert engine.get("secret.md").text.startswith("# Secret")  # allowed on purpose
+    with engine_for(folder) as engine:
+        for ref in ("secret.md", "secret.md:3", "folder/more.md", chunk.chunk_id):
+            with pytest.raises(NotFound, match="leads outside its root"):
+                engine.get(ref)
+        with pytest.raises(NotFound, match="leads outside its root"):
+            engine.section("passwd.md", 1)
+        with pytest.raises(NotFound, match="leads outside its root"):
+            engine.read_document("passwd.md")
+        # The next run drops them.
+        engine.index()
+        assert not engine.search(SECRET).hits
+
+
+# -- 3. loops, duplicates and bounds ------------------------------------------------------------
+
+
+def test_loops_of_any_shape_walk_each_folder_once(tmp_path: Path) -> None:
+    """Six folders that each link to all the others: the old walk followed every path that
+    did not repeat a folder of its own (thousands), indexing each note thousands of times."""
+    notes = tmp_path / "notes"
+    names = [f"d{i}" for i in range(6)]
+    for name in names:
+        for j in range(3):
+            write(notes / name / f"note{j}.md", f"# {name} {j}\n\nzebra\n")
+    for name in names:
+        for other in names:
+            if other != name:
+                os.symlink(notes / other, notes / name / f"to-{other}")
+    os.symlink(notes, notes / "d0" / "up")
+    folder = project(tmp_path, {"notes": notes})
+    with engine_for(folder) as engine:
+        report = engine.index()
+        assert report.added == 18
+        why = reasons(report.problems)
+        assert why["d0/up"] == "symbolic link loop (points to a parent folder)"
+        assert why["d1/to-d2"] == "duplicate folder (the same folder as d2, walked there)"
+        assert len(why) == 31
+
+
+def test_one_real_file_is_indexed_once_whatever_its_names(tmp_path: Path) -> None:
+    notes = tmp_path / "notes"
+    write(notes / "zeta" / "real.md", "# Real\n\nzebra\n")
+    os.symlink(notes / "zeta" / "real.md", notes / "alias.md")  # sorts before its target
+    os.symlink(notes / "zeta" / "real.md", notes / "zeta" / "another.md")
+    os.link(notes / "zeta" / "real.md", notes / "zeta" / "hard.md")
+    os.symlink(notes / "zeta", notes / "again")
+    folder = project(tmp_path, {"notes": notes})
+    with engine_for(folder) as engine:
+        report = engine.index()
+        assert [h.path for h in engine.search("zebra").hits] == ["zeta/hard.md"]
+        why = reasons(report.problems)
+        assert why["alias.md"] == "duplicate (the same file as zeta/hard.md, indexed there)"
+        assert why["zeta/another.md"] == why["alias.md"]
+        assert why["zeta/real.md"] == why["alias.md"]
+        assert why["again"] == "duplicate folder (the same folder as zeta, walked there)"
+
+
+def test_walks_are_bounded_in_depth_and_entries(tmp_path: Path) -> None:
+    notes = tmp_path / "notes"
+    deep = notes
+    for level in range(8):
+        deep = deep / f"l{level}"
+        write(deep / "n.md", f"# Level {level}\n\nzebra\n")
+    for i in range(30):
+        write(notes / "wide" / f"w{i:02d}.md", f"# Wide {i}\n\nzebra\n")
+    folder = project(tmp_path, {"notes": notes})
+    with engine_for(folder, **{"index.max_depth": 3}) as engine:
+        report = engine.index()
+        assert report.added == 3 + 30
+        assert reasons(report.problems) == {
+            "l0/l1/l2/l3": "too deep (more than index.max_depth = 3 folders)"
+        }
+    with engine_for(folder) as engine:
+        assert engine.index().added == 5
+    with engine_for(folder, **{"index.max_entries": 20}) as engine:
+        report = engine.index()
+        [(where, why)] = reasons(report.problems).items()
+        assert where == "wide"
+        assert why.startswith("walk stopped (more than index.max_entries = 20 entries")
+        # What was indexed from the folders it did not walk is kept, not deleted.
+        assert report.removed == 0
+        assert engine.status()["files"] == 38
+
+
+def test_a_link_to_the_root_of_the_file_system_stops_at_the_bound(tmp_path: Path) -> None:
+    """Followed on purpose, a link to / is still bounded (it walked 700k folders in 60 s)."""
+    notes = tmp_path / "notes"
+    write(notes / "a.md", "# A\n\nzebra\n")
+    os.symlink("/", notes / "slash")
+    folder = project(tmp_path, {"notes": notes})
+    flags = {"index.follow_symlinks_outside": True, "index.max_entries": 3000}
+    with engine_for(folder, **flags) as engine:
+        started = time.monotonic()
+        report = engine.index()
+        assert time.monotonic() - started < 20
+        assert any(p["reason"].startswith("walk stopped") for p in report.problems)
+
+
+# -- 4. FIFOs, sockets and devices ----------------------------------------------------------------
+
+
+def test_fifos_sockets_and_devices_are_reported_and_never_opened(tmp_path: Path) -> None:
+    notes = tmp_path / "notes"
+    write(notes / "a.md", "# A\n\nzebra\n")
+    os.mkfifo(notes / "pipe.md")  # opening it would wait for a writer forever
+    listener = socket.socket(socket.AF_UNIX)
+    listener.bind(str(notes / "sock.md"))
+    os.symlink("/dev/zero", notes / "zero.md")  # endless, if it were read
+    os.mkfifo(notes / "ignored.fifo")  # not something the rules would index: not reported
+    folder = project(tmp_path, {"notes": notes})
+    try:
+        flags = {"index.follow_symlinks_outside": True}
+        with engine_for(folder, **flags) as engine:
+            report = engine.index()
+            assert report.added == 1
+            assert reasons(report.problems) == {
+                "pipe.md": "not a regular file (FIFO; never opened)",
+                "sock.md": "not a regular file (socket; never opened)",
+                "zero.md": "not a regular file (character device; never opened)",
+            }
+            assert set(reasons(engine.status()["problems"])) == {"pipe.md", "sock.md", "zero.md"}
+    finally:
+        listener.close()
+
+
+def test_reading_a_file_swapped_for_a_fifo_does_not_block(tmp_path: Path) -> None:
+    """The walk saw a file; by the time it is read it is a FIFO (or a link to a device)."""
+    notes = tmp_path / "notes"
+    write(notes / "a.md", "# A\n\nzebra\n")
+    folder = project(tmp_path, {"notes": notes})
+    with engine_for(folder) as engine:
+        engine.index()
+        os.unlink(notes / "a.md")
+        os.mkfifo(notes / "a.md")
+        with pytest.raises(ReadError, match="FIFO"):
+            read_regular(str(notes / "a.md"))
+        source = engine.source("notes")
+        with pytest.raises(ReadError, match="FIFO"):
+            source.read("a.md")
+        # The document's text is no longer on disk: get falls back to the index, not a hang.
+        assert engine.get("a.md").stale
