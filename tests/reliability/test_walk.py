@@ -253,8 +253,8 @@ SECRET = "xylophonesecret"
 
 @pytest.fixture
 def escapes(tmp_path: Path) -> Path:
-    """A root with links that lead out of it (to a file, to /etc/passwd, to folders, to /)
-    and links that stay inside it."""
+    """A project whose root has links that lead out of it (to a file, to /etc/passwd, to a
+    folder, to /) and one that stays inside it (to a folder the root excludes)."""
     outside = tmp_path / "outside"
     write(outside / "secret.md", f"# Secret\n\n{SECRET} pin 1234\n")
     write(outside / "folder" / "more.md", f"# More\n\n{SECRET} again\n")
@@ -266,14 +266,9 @@ def escapes(tmp_path: Path) -> Path:
     os.symlink(outside / "folder", notes / "folder")
     os.symlink("/", notes / "slash")
     os.symlink(notes / "drafts", notes / "published")  # inside: keeps working
-    return notes
-
-
-def escapes_project(tmp_path: Path, extra: str = "") -> Path:
-    notes = tmp_path / "notes"
     toml = (
         f'[roots.notes]\npath = "{notes.as_posix()}"\nexclude = ["drafts/"]\n'
-        f"[embedding]\nenabled = false\n{extra}"
+        "[embedding]\nenabled = false\n"
     )
     (tmp_path / ".noteseek.toml").write_text(toml, encoding="utf-8")
     return tmp_path
@@ -282,8 +277,8 @@ def escapes_project(tmp_path: Path, extra: str = "") -> Path:
 OUTSIDE_LINKS = {"secret.md", "passwd.md", "folder", "slash"}
 
 
-def test_links_out_of_the_root_are_reported_and_never_read(tmp_path: Path, escapes: Path) -> None:
-    folder = escapes_project(tmp_path)
+def test_links_out_of_the_root_are_reported_and_never_read(escapes: Path) -> None:
+    folder = escapes
     with engine_for(folder) as engine:
         report = engine.index()
         assert report.seconds < 10  # a link to / used to walk the whole file system
@@ -303,10 +298,8 @@ def test_links_out_of_the_root_are_reported_and_never_read(tmp_path: Path, escap
     assert "root:x:0:0" not in got.stdout + got.stderr
 
 
-def test_links_out_of_the_root_are_never_served_over_mcp_or_http(
-    tmp_path: Path, escapes: Path
-) -> None:
-    folder = escapes_project(tmp_path)
+def test_links_out_of_the_root_are_never_served_over_mcp_or_http(escapes: Path) -> None:
+    folder = escapes
 
     async def main() -> None:
         async with session(folder) as client:
@@ -323,7 +316,7 @@ def test_links_out_of_the_root_are_never_served_over_mcp_or_http(
                 assert not out["results"], out
 
     run(main)
-    env = serve_env(tmp_path / "home")
+    env = serve_env(folder / "home")
     with serving(folder, env=env) as server, server.client() as client:
         server.wait_ready(client)
         for route in ("/query_documents", "/query_documents_stream"):
@@ -333,12 +326,11 @@ def test_links_out_of_the_root_are_never_served_over_mcp_or_http(
             assert "root:x:0" not in response.text
 
 
-def test_text_indexed_from_outside_is_refused_at_read_time(tmp_path: Path, escapes: Path) -> None:
+def test_text_indexed_from_outside_is_refused_at_read_time(escapes: Path) -> None:
     """An index built while links out of the root were followed (the old default) keeps
     their rows until the next run; reading them back is refused meanwhile."""
-    folder = escapes_project(tmp_path)
-    notes = tmp_path / "notes"
-    os.unlink(notes / "slash")  # followed, it would walk the whole file system
+    folder = escapes
+    os.unlink(folder / "notes" / "slash")  # followed, it would walk the whole file system
     with engine_for(folder, **{"index.follow_symlinks_outside": True}) as engine:
         engine.index()
         chunk = engine.search(SECRET).hits[0]
