@@ -60,7 +60,27 @@ class IndexSettings(Section):
     )
     gitignore: bool = Field(default=True, description="Honour .gitignore files inside roots.")
     follow_symlinks: bool = Field(
-        default=True, description="Follow symbolic links (loops are detected and reported)."
+        default=True,
+        description="Follow symbolic links whose target is inside their root (loops, "
+        "duplicates and broken links are reported, not followed).",
+    )
+    follow_symlinks_outside: bool = Field(
+        default=False,
+        description="Also follow symbolic links that lead outside their root (off: such "
+        "links are reported and never read, by the walk or by any door).",
+    )
+    max_depth: int = Field(
+        default=64,
+        ge=1,
+        description="Deepest folder level walked below a root; deeper folders are reported "
+        "and not entered.",
+    )
+    max_entries: int = Field(
+        default=200_000,
+        ge=1,
+        description="Most folder entries (files and folders, skipped ones too) one walk of a "
+        "root examines; past it the walk stops with a problem and keeps what was indexed from "
+        "the folders it did not walk.",
     )
     workers: int = Field(
         default=0,

@@ -38,13 +38,16 @@ class Reading:
         if _CHUNK_ID_RE.match(ref):
             row = store.chunk_by_id(ref)
             if row is not None:
+                owner = store.file_row(row.file_id)
+                if owner is not None:
+                    self._guard(owner, ref)
                 return _from_chunks("chunk", [row], self._stale(row.file_id))
         m = _PATH_LINE_RE.match(ref)
         if m and not _exists(Path(ref)):
             file = self.resolve_file(m.group(1))
             line = int(m.group(2))
             return self._section_at(file, line)
-        file = self.resolve_file(ref)
+        file = self._guard(self.resolve_file(ref), ref)
         chunks = store.file_chunks(file.file_id)
         text = self._read_text(file)
         stale = text is None or self._stale(file.file_id)
@@ -88,6 +91,11 @@ class Reading:
                 raise NotFound(f"{ref!r} is not a document inside the indexed roots") from None
         else:
             file = self.resolve_file(norm)
+        return self._guard(file, ref)
+
+    def _guard(self, file: FileRow, ref: str) -> FileRow:
+        """``file``, unless its real path leads out of its root: then its text is refused,
+        even the copy in the index (an index built when links out of roots were followed)."""
         if not self._source(file).inside(file.path):
             raise NotFound(f"{ref!r} leads outside its root (symbolic link); not readable")
         return file
@@ -149,6 +157,7 @@ class Reading:
         return self._section_at(self.resolve_file(ref), line)
 
     def _section_at(self, file: FileRow, line: int) -> GetResult:
+        self._guard(file, file.doc_id)
         chunks = self.state.store.file_chunks(file.file_id)
         if not chunks:
             raise NotFound(f"{file.doc_id} has no indexed text")

@@ -10,6 +10,7 @@ run killed half-way) never sees half a file.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import multiprocessing.context
 import os
@@ -31,7 +32,7 @@ from noteseek.indexing.prepare import (
     prepare_in_worker,
 )
 from noteseek.parse import default_registry
-from noteseek.sources.base import FoundFile, Source, SourceContext
+from noteseek.sources.base import FoundFile, Source, SourceContext, printable_path
 from noteseek.sources.git import GitSource
 from noteseek.sources.memory import MEMORY_KIND
 from noteseek.sources.registry import open_source
@@ -44,6 +45,8 @@ Progress = Callable[[int, int, str], None]
 PARALLEL_MIN_FILES = 200
 BATCH_FILES = 256
 BATCH_SECONDS = 1.0
+FAILED = "error"
+"""The severity of a problem that is a failed run, not a file's (``skipped``, ``warning``)."""
 
 
 @dataclass
@@ -112,6 +115,8 @@ class Indexer:
     def __init__(self, store: Store, settings: Settings, context: SourceContext) -> None:
         self.store = store
         self._renamed_ids: set[int] = set()
+        self._at: list[str] = []
+        """The roots a run is working on, to say which one failed."""
         self._sources: dict[str, Source] = {}
         """The source of every root this indexer scanned, to read its documents."""
         self.settings = settings
@@ -134,7 +139,25 @@ class Indexer:
         progress: Progress | None = None,
         report: IndexReport | None = None,
     ) -> IndexReport:
-        """Bring the index up to date with ``roots``; files of other roots are left alone."""
+        """Bring the index up to date with ``roots``; files of other roots are left alone.
+
+        A run that fails is recorded as a problem on each of its roots (see
+        :meth:`_record_failure`) before the error is raised.
+        """
+        self._at = list(roots)
+        try:
+            return self._run(roots, force, progress, report)
+        except Exception as exc:
+            self._record_failure(exc)
+            raise
+
+    def _run(
+        self,
+        roots: Mapping[str, RootConfig],
+        force: bool,
+        progress: Progress | None,
+        report: IndexReport | None,
+    ) -> IndexReport:
         started = time.time()
         report = report or IndexReport()
         report.roots = sorted(roots)
@@ -146,6 +169,7 @@ class Indexer:
         # Every root's source first: a root of an unknown kind stops the run before any write.
         sources = {name: self._source(name, root) for name, root in roots.items()}
         for name, source in sources.items():
+            self._at = [name]
             scan = source.scan()
             resolved = source.location
             moved_to_nothing = "." in scan.unreadable and known_roots.get(name) not in (
@@ -170,6 +194,9 @@ class Indexer:
             stale = self.store.problem_paths(name) - seen
             self._record_scan_problems(name, stale, scan.problems, report)
 
+        # A failure while writing is reported on the roots that had something to write.
+        writing = {found.root for found, _ in jobs} | {n for n, m in missing_by_root.items() if m}
+        self._at = sorted(writing) or list(roots)
         self._apply(jobs, states_by_root, missing_by_root, report, progress, started)
         return report
 
@@ -186,14 +213,24 @@ class Indexer:
         A watcher knows which paths changed but not how; scanning the whole root for each
         batch would cost as much as :meth:`run`. What cannot be judged path by path (a folder,
         a .gitignore, an unreadable folder, a root not indexed from this folder yet) falls
-        back to a full run of the root.
+        back to a full run of the root. A failure is recorded as :meth:`run` records it.
         """
+        self._at = [name]
+        try:
+            return self._update_paths(name, root, rels, report)
+        except Exception as exc:
+            self._record_failure(exc)
+            raise
+
+    def _update_paths(
+        self, name: str, root: RootConfig, rels: Iterable[str], report: IndexReport | None
+    ) -> IndexReport:
         started = time.time()
         report = report or IndexReport()
         source = self._source(name, root)
         scan = source.scan_paths(rels)
         if scan.needs_full_scan or self.store.roots().get(name) != source.location:
-            return self.run({name: root}, report=report)
+            return self._run({name: root}, False, None, report)
         report.roots = [name]
         jobs: list[tuple[FoundFile, str | None]] = []
         states = self.store.file_states(name)
@@ -208,6 +245,23 @@ class Indexer:
         return report
 
     # -- internals ---------------------------------------------------------------------------
+
+    def _record_failure(self, exc: Exception) -> None:
+        """Say where status looks that a run failed: an ``error`` on ``.`` of the roots it was
+        working on (:attr:`_at`: the root being scanned, or those with files to write).
+
+        Status reports the index's problems, not a live writer's log; without this a server
+        whose every reconciliation fails would look ready with nothing wrong. The next full
+        run of the root that succeeds replaces it (as any problem of the root's scan).
+        """
+        reason = f"indexing failed: {type(exc).__name__}: {exc}"
+        # The store may be what failed: recording is best effort, the caller gets ``exc``.
+        with contextlib.suppress(Exception):
+            known = self.store.roots()
+            with self.store.transaction():
+                for name in self._at:
+                    if name in known:
+                        self.store.set_problems(name, ".", [(FAILED, reason)])
 
     def _plan(
         self,
@@ -251,7 +305,7 @@ class Indexer:
         for rel, reason in problems:
             self.store.set_problems(name, rel, [("skipped", reason)])
             report.problems.append(
-                {"root": name, "path": rel, "severity": "skipped", "reason": reason}
+                {"root": name, "path": printable_path(rel), "severity": "skipped", "reason": reason}
             )
             report.skipped += 1
 
@@ -395,68 +449,102 @@ class Indexer:
         missing_by_hash: dict[tuple[str, str], FileState],
         report: IndexReport,
     ) -> None:
+        """Write a batch in one transaction, each file in a savepoint of its own: a file whose
+        rows the store rejects costs that file only (recorded as skipped), never its batch."""
         now = time.time()
         store = self.store
         with store.transaction():
             for out in outcomes:
                 found = out.found
                 state = states_by_root[found.root].get(found.path)
-                for severity, reason in out.problems:
-                    report.problems.append(
-                        {
-                            "root": found.root,
-                            "path": found.path,
-                            "severity": severity,
-                            "reason": reason,
-                        }
-                    )
-                store.set_problems(found.root, found.path, out.problems, found.mtime_ns, found.size)
-                if out.kind == "same_content" and state is not None:
-                    store.update_file_stat(state.file_id, found.mtime_ns, found.size)
-                    report.touched += 1
-                elif out.kind == "skipped":
-                    report.skipped += 1
-                    if state is not None:
-                        # It was indexed before and is now unusable: drop the stale copy.
-                        store.delete_file(state.file_id)
-                        report.removed += 1
-                elif out.prepared is not None:
-                    file_id = state.file_id if state is not None else None
-                    kind = "updated"
+                try:
+                    with store.transaction():
+                        done = self._write_one(out, state, missing_by_hash, now)
+                except WriteRejected as exc:
+                    self._reject(found, str(exc), report)
+                    continue
+                report.problems.extend(
+                    {"root": found.root, "path": found.path, "severity": sev, "reason": why}
+                    for sev, why in out.problems
+                )
+                self._count(out, state, done, missing_by_hash, report)
+
+    def _write_one(
+        self,
+        out: Outcome,
+        state: FileState | None,
+        missing_by_hash: dict[tuple[str, str], FileState],
+        now: float,
+    ) -> FileState | None:
+        """Write one outcome's rows; returns the missing file it renames, if any.
+
+        Nothing outside the store changes here, so a rejected file leaves no trace in the
+        run's bookkeeping once its savepoint is rolled back.
+        """
+        store = self.store
+        found = out.found
+        store.set_problems(found.root, found.path, out.problems, found.mtime_ns, found.size)
+        if out.kind == "same_content" and state is not None:
+            store.update_file_stat(state.file_id, found.mtime_ns, found.size)
+        elif out.kind == "skipped":
+            if state is not None:
+                # It was indexed before and is now unusable: drop the stale copy.
+                store.delete_file(state.file_id)
+        elif out.prepared is not None:
+            file_id = state.file_id if state is not None else None
+            moved = None
+            if file_id is None:
+                moved = missing_by_hash.get((found.root, out.content_hash))
+                if moved is not None and moved.file_id not in self._renamed_ids:
+                    file_id = moved.file_id
+                else:
                     moved = None
-                    if file_id is None:
-                        moved = missing_by_hash.get((found.root, out.content_hash))
-                        if moved is not None and moved.file_id not in self._renamed_ids:
-                            file_id, kind = moved.file_id, "renamed"
-                        else:
-                            kind = "added"
-                    try:
-                        store.write_file(out.prepared, now, file_id)
-                    except WriteRejected as exc:
-                        reason = str(exc)
-                        store.set_problems(
-                            found.root,
-                            found.path,
-                            [("skipped", reason)],
-                            found.mtime_ns,
-                            found.size,
-                        )
-                        report.problems.append(
-                            {
-                                "root": found.root,
-                                "path": found.path,
-                                "severity": "skipped",
-                                "reason": reason,
-                            }
-                        )
-                        report.skipped += 1
-                        continue
-                    if kind == "renamed" and moved is not None:
-                        del missing_by_hash[(found.root, out.content_hash)]
-                        self._renamed_ids.add(moved.file_id)
-                        store.clear_problems(found.root, [moved.path])
-                    setattr(report, kind, getattr(report, kind) + 1)
-                    report.chunks_written += len(out.prepared.chunks)
+            store.write_file(out.prepared, now, file_id)
+            if moved is not None:
+                store.clear_problems(found.root, [moved.path])
+            return moved
+        return None
+
+    def _count(
+        self,
+        out: Outcome,
+        state: FileState | None,
+        moved: FileState | None,
+        missing_by_hash: dict[tuple[str, str], FileState],
+        report: IndexReport,
+    ) -> None:
+        """Add a written outcome to the run's report (and claim the file it renamed)."""
+        if out.kind == "same_content" and state is not None:
+            report.touched += 1
+        elif out.kind == "skipped":
+            report.skipped += 1
+            if state is not None:
+                report.removed += 1
+        elif out.prepared is not None:
+            if moved is not None:
+                del missing_by_hash[(out.found.root, out.content_hash)]
+                self._renamed_ids.add(moved.file_id)
+                report.renamed += 1
+            elif state is not None:
+                report.updated += 1
+            else:
+                report.added += 1
+            report.chunks_written += len(out.prepared.chunks)
+
+    def _reject(self, found: FoundFile, reason: str, report: IndexReport) -> None:
+        """Record a file the store would not take as skipped, with the store's reason."""
+        self.store.set_problems(
+            found.root, found.path, [("skipped", reason)], found.mtime_ns, found.size
+        )
+        report.problems.append(
+            {
+                "root": found.root,
+                "path": printable_path(found.path),
+                "severity": "skipped",
+                "reason": reason,
+            }
+        )
+        report.skipped += 1
 
 
 def _at_or_under(path: str, tops: set[str]) -> bool:

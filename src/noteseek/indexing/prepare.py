@@ -20,6 +20,7 @@ from noteseek.chunking import chunk_document, embedding_input, embedding_key
 from noteseek.parse import default_registry
 from noteseek.parse.registry import ParserRegistry
 from noteseek.sources.base import FoundFile, ReadError
+from noteseek.sources.files import read_regular
 from noteseek.types import (
     Chunk,
     FileRecord,
@@ -86,12 +87,9 @@ def prepare_in_worker(job: tuple[FoundFile, str | None]) -> Outcome:
 
 
 def read_path(found: FoundFile, limit: int) -> bytes:
-    """Read a found document from its place on disk, as the files source does."""
-    try:
-        with open(found.abspath, "rb") as fh:
-            return fh.read(limit)
-    except OSError as exc:
-        raise ReadError(f"unreadable: {exc.strerror or exc}") from exc
+    """Read a found document from its place on disk, as the files source does (never a FIFO
+    or a device, which could block a worker for good)."""
+    return read_regular(found.abspath, limit)
 
 
 def prepare_file(

@@ -9,7 +9,10 @@ applied by the indexer, so the watcher only drops events inside the index folder
 writes would otherwise wake it endlessly.
 
 Errors in the watch loop are counted, logged and followed by a restart with exponential
-backoff (1 s up to 60 s); roots that do not exist yet are watched once they appear.
+backoff (1 s up to 60 s); once the watch is back, every root is handed over as ``.`` (judge it
+whole), since the failed batch and what changed meanwhile are lost. One file name that is not
+valid UTF-8 is such an error: watchfiles cannot decode it and fails its whole batch. Roots that
+do not exist yet are watched once they appear.
 """
 
 from __future__ import annotations
@@ -77,6 +80,8 @@ class Watcher:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._lifecycle = threading.Lock()
+        self._resync = False
+        """Set after the watch failed: its lost events are made up by full scans."""
 
     def start(self) -> None:
         # Under the lock, so a stop() from another thread sees no thread, or a started one.
@@ -116,6 +121,9 @@ class Watcher:
                 log.warning("watcher error (restarting in %.0f s): %s", backoff, exc)
                 self.state.running = False
                 self.state.restarts += 1
+                # The batch that failed (one name watchfiles cannot decode fails all of it)
+                # and whatever changes until the watch is back are lost: ask for whole roots.
+                self._resync = True
                 self._stop.wait(backoff)
                 backoff = min(backoff * 2, BACKOFF_MAX)
         self.state.running = False
@@ -136,6 +144,10 @@ class Watcher:
             raise_interrupt=False,
             ignore_permission_denied=True,
         ):
+            if self._resync:
+                # The watch is back: only a full scan knows what changed while it was down.
+                self._resync = False
+                self.on_batch({name: {"."} for name in self.state.watched})
             if changes:
                 self.state.events += len(changes)
                 batch = self.group(path for _, path in changes)

@@ -67,6 +67,20 @@ class PathScan:
     must be scanned whole."""
 
 
+def printable_path(path: str) -> str:
+    """``path`` as text that can be stored and shown: the bytes of a file name that is not
+    valid UTF-8 (which Python keeps as lone surrogates) are written ``\\xNN``."""
+    try:
+        path.encode("utf-8")
+        return path
+    except UnicodeEncodeError:
+        pass
+    try:
+        return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:  # surrogates that did not come from a file name
+        return path.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 class ReadError(Exception):
     """A document could not be read; the message is the reason the indexer records."""
 

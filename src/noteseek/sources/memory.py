@@ -37,6 +37,7 @@ class MemorySource(FilesSource):
             self.rules,
             include_hidden=False,
             follow_symlinks=False,
+            follow_symlinks_outside=False,
             exclude=[*self.rules.exclude, ".trash/"],
         )
 

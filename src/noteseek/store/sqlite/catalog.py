@@ -15,6 +15,7 @@ import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
+from noteseek.sources.base import printable_path as _text
 from noteseek.store.base import FileRow, FileState, Problem, WriteRejected
 from noteseek.store.sqlite.core import SQLiteCore
 from noteseek.store.sqlite.keyword import document_row
@@ -25,6 +26,18 @@ from noteseek.store.sqlite.sql import (
     to_file_row,
 )
 from noteseek.types import PreparedFile
+
+_ROW_ERRORS = (
+    sqlite3.IntegrityError,
+    sqlite3.InterfaceError,
+    sqlite3.DataError,
+    UnicodeEncodeError,
+    OverflowError,
+)
+"""What one file's rows can break: a constraint, a value SQLite cannot bind (text that is not
+valid Unicode, an integer over 64 bits) or one it cannot hold (a string over its size limit).
+Errors of the database itself (locked, full, corrupt) are not among them: they fail the
+batch."""
 
 
 class SQLiteCatalog(SQLiteCore):
@@ -115,7 +128,7 @@ class SQLiteCatalog(SQLiteCore):
         """
         try:
             return self._write_file(prepared, indexed_at, file_id)
-        except sqlite3.IntegrityError as exc:
+        except _ROW_ERRORS as exc:
             raise WriteRejected(f"could not be stored: {exc}") from exc
 
     def _write_file(self, prepared: PreparedFile, indexed_at: float, file_id: int | None) -> int:
@@ -258,6 +271,7 @@ class SQLiteCatalog(SQLiteCore):
 
         The file's stat is kept so that an unchanged skipped file is not read again.
         """
+        path = _text(path)
         with self.transaction():
             root_id = self._root_id(root)
             self._conn.execute(
@@ -267,7 +281,10 @@ class SQLiteCatalog(SQLiteCore):
             self._conn.executemany(
                 "INSERT OR REPLACE INTO problems(root_id, path, severity, reason, mtime_ns, "
                 "size, at) VALUES (?,?,?,?,?,?,?)",
-                [(root_id, path, sev, reason, mtime_ns, size, now) for sev, reason in problems],
+                [
+                    (root_id, path, sev, _text(reason), mtime_ns, size, now)
+                    for sev, reason in problems
+                ],
             )
 
     def skipped_states(self, root: str) -> dict[str, tuple[int, int]]:
@@ -287,7 +304,7 @@ class SQLiteCatalog(SQLiteCore):
             else:
                 self._conn.executemany(
                     "DELETE FROM problems WHERE root_id = ? AND path = ?",
-                    [(root_id, p) for p in paths],
+                    [(root_id, _text(p)) for p in paths],
                 )
 
     def problem_paths(self, root: str) -> set[str]:
