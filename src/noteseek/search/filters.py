@@ -7,6 +7,7 @@ import time
 from collections.abc import Iterable
 from datetime import datetime, timedelta
 
+from noteseek.globs import GlobError, check_patterns
 from noteseek.types import Filters
 
 SOURCES = ("docs", "memory", "commits", "all")
@@ -77,18 +78,26 @@ def build_filters(
             return None
         return float(v) if isinstance(v, int | float) else parse_when(v)
 
+    path_patterns = [p for p in paths if p]
+    excluded = [p.replace("\\", "/") for p in exclude_paths if p.strip()]
+    changed_patterns = [p.replace("\\", "/") for p in changed if p.strip()]
+    for patterns in (path_patterns, excluded, changed_patterns):
+        try:
+            check_patterns(patterns)
+        except GlobError as exc:
+            raise FilterError(str(exc)) from None
     return Filters(
-        paths=[p for p in paths if p],
+        paths=path_patterns,
         tags=[t.lstrip("#") for t in tags if t.strip("#")],
         roots=[r for r in roots if r],
         after=when(after),
         before=when(before),
         where=parse_where(where),
-        exclude_paths=[p.replace("\\", "/") for p in exclude_paths if p.strip()],
+        exclude_paths=excluded,
         kinds=sorted(set(kinds)),
         doc_ids=None if doc_ids is None else list(doc_ids),
         authors=[a.strip() for a in authors if a.strip()],
-        changed=[p.replace("\\", "/") for p in changed if p.strip()],
+        changed=changed_patterns,
     )
 
 
