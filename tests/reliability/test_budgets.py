@@ -1,0 +1,115 @@
+"""Per-request budgets and parameter validation: no request stalls the others or gets a 500.
+
+Each case is a repro from the adversarial trial (issue 18): it ran for seconds to minutes, or
+ended in a traceback or an HTTP 500, before the fix. They run through the operations table
+and through real doors: the CLI in a subprocess and HTTP to a `noteseek serve` on 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from noteseek.engine import Engine
+from noteseek.operations import NO_LIMITS, Context, OperationError, execute, parse
+from tests.helpers import engine_for, project, run_cli
+from tests.test_serve import ServeProcess, serving_example_vault
+
+LONG_NAME = "a" * 300
+"""A file name longer than any the system can hold (255 bytes)."""
+
+
+def run(engine: Engine, operation: str, /, **arguments: Any) -> dict[str, Any]:
+    op, params = parse(operation, arguments)
+    return execute(op, Context(engine, None, NO_LIMITS), params)
+
+
+def refused(engine: Engine, operation: str, /, **arguments: Any) -> str:
+    """The message of an invalid-parameter error (any other outcome fails the test)."""
+    with pytest.raises(OperationError) as caught:
+        run(engine, operation, **arguments)
+    assert caught.value.kind == "invalid", caught.value
+    return str(caught.value)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServeProcess]:
+    with serving_example_vault(tmp_path_factory.mktemp("budgets")) as running:
+        yield running
+    assert "Traceback" not in running.log
+
+
+@pytest.fixture
+def engine(tmp_path: Path, vault: Path) -> Iterator[Engine]:
+    with engine_for(project(tmp_path, {"vault": vault})) as opened:
+        opened.index()
+        yield opened
+
+
+# -- bad parameters: a precise invalid-parameter error on every door -----------------------------
+
+BAD_SEARCHES: list[tuple[dict[str, Any], str]] = [
+    ({"paths": ["[z-a]"]}, "the range z-a is reversed"),
+    ({"paths": ["!"]}, "negates nothing"),
+    ({"paths": ["\\"]}, "ends with a backslash"),
+    ({"excluded_files": ["notes/[draft"]}, "never closes"),
+    ({"where": ["\x00=1"]}, "control character U+0000"),
+    ({"after": "9" * 400 + "d"}, "more than 10,000 years"),
+    ({"before": "1" * 5000 + "y"}, "more than 10,000 years"),
+    ({"tags": [f"t{i}" for i in range(1000)]}, "at most 64"),
+    ({"where": [f"k{i}=v" for i in range(1000)]}, "at most 64"),
+]
+
+
+@pytest.mark.parametrize(("filters", "reason"), BAD_SEARCHES)
+def test_bad_filters_are_invalid_through_the_operations_table(
+    engine: Engine, filters: dict[str, Any], reason: str
+) -> None:
+    assert reason in refused(engine, "query_documents", query="redis", **filters)
+
+
+def test_every_date_a_user_can_write_is_accepted(engine: Engine) -> None:
+    found = run(engine, "query_documents", query="redis", after="0001-01-01", mode="keyword")
+    assert found["results"]
+    assert not run(engine, "query_documents", query="redis", after="9999-12-31")["results"]
+    assert run(engine, "list_memories", after="0001-01-01", before="9999-12-31")["memories"] == []
+
+
+def test_bad_parameters_get_a_400_and_keep_alive_survives(server: ServeProcess) -> None:
+    with server.client() as client:
+        for filters, reason in BAD_SEARCHES:
+            response = client.post("/query_documents", json={"query": "redis", **filters})
+            assert response.status_code == 400, (filters, response.text)
+            assert reason in response.json()["error"]
+            # The same keep-alive connection serves the next request.
+            assert client.get("/health").json() == {"status": "ok"}
+        for path in ("a" * 4096, f"notes/{LONG_NAME}.md"):
+            for route in ("/documents/", "/links/", "/graph/"):
+                response = client.get(route + path)
+                assert response.status_code == 400, (route, response.text)
+                assert "at most" in response.json()["error"]
+        for paths in (["a" * 4096], [f"/tmp/{LONG_NAME}"], ["a\x00b"]):
+            response = client.post("/reindex", json={"paths": paths})
+            assert response.status_code == 400, response.text
+        ok = client.post("/query_documents", json={"query": "redis", "after": "0001-01-01"})
+        assert ok.status_code == 200 and ok.json()["results"]
+    assert "Traceback" not in server.log
+
+
+def test_bad_parameters_on_the_command_line_exit_2(tmp_path: Path, vault: Path) -> None:
+    folder = project(tmp_path, {"vault": vault})
+    run_cli(["index"], folder)
+    for args, reason in [
+        (["search", "redis", "--path", "[z-a]"], "the range z-a is reversed"),
+        (["search", "redis", "--after", "9" * 400 + "d"], "more than 10,000 years"),
+        (["get", "a" * 4096], "at most 4,095"),
+        (["links", f"notes/{LONG_NAME}.md"], "at most 255"),
+        (["index", f"{tmp_path}/{LONG_NAME}"], "at most 255"),
+        (["index", "~nobody-here-at-all/notes"], "neither a configured root"),
+    ]:
+        failed = run_cli(args, folder, code=2)
+        assert reason in failed.stderr and "Traceback" not in failed.stderr, args
+    assert "redis" in run_cli(["search", "redis", "--after", "0001-01-01"], folder).stdout
