@@ -7,6 +7,7 @@ and through real doors: the CLI in a subprocess and HTTP to a `noteseek serve` o
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,7 @@ import pytest
 
 from noteseek.engine import Engine
 from noteseek.operations import NO_LIMITS, Context, OperationError, execute, parse
-from tests.helpers import engine_for, project, run_cli
+from tests.helpers import engine_for, project, run_cli, write
 from tests.test_serve import ServeProcess, serving_example_vault
 
 LONG_NAME = "a" * 300
@@ -113,3 +114,37 @@ def test_bad_parameters_on_the_command_line_exit_2(tmp_path: Path, vault: Path) 
         failed = run_cli(args, folder, code=2)
         assert reason in failed.stderr and "Traceback" not in failed.stderr, args
     assert "redis" in run_cli(["search", "redis", "--after", "0001-01-01"], folder).stdout
+
+
+# -- query terms: repeats count once, distinct ones are bounded ------------------------------------
+
+
+@pytest.fixture(scope="module")
+def sections(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
+    """1,500 sections that all hold one word: the worst case for repeating it."""
+    base = tmp_path_factory.mktemp("sections")
+    for i in range(100):
+        parts = "\n\n".join(f"## Part {j}\n\nhugo builds the site {i} {j}" for j in range(15))
+        write(base / "n" / f"n{i}.md", f"# Note {i}\n\n{parts}\n")
+    with engine_for(project(base, {"n": base / "n"})) as opened:
+        opened.index()
+        opened.search("warm up", mode="keyword")
+        yield opened
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        " ".join(["hugo"] * 800),  # 7.0 s before
+        " ".join(["h*"] * 1300),  # 44 s before
+        " ".join(f"w{i}*" for i in range(600)),  # 600 distinct prefixes
+    ],
+)
+def test_a_long_query_costs_at_most_its_distinct_terms(sections: Engine, query: str) -> None:
+    started = time.perf_counter()
+    response = sections.search(query, mode="keyword")
+    assert time.perf_counter() - started < 1.0
+    distinct = len(set(query.split()))
+    assert bool(response.warnings) == (distinct > 64), response.warnings
+    if query.startswith(("hugo", "h*")):
+        assert len(response.hits) == 10

@@ -54,6 +54,14 @@ class SearchSettings(Section):
         description="...but only words found in at least this many chunks: small indexes "
         "rank every word.",
     )
+    max_query_terms: int = Field(
+        default=64,
+        ge=1,
+        le=1000,
+        description="Most distinct words, phrases and exclusions a keyword query searches "
+        "(a repeated one counts once); the rest of the query is left out, with a warning. "
+        "Bounds the cost of one query: 800 copies of one word took 12 s.",
+    )
     document_weight: float = Field(
         default=0.75,
         ge=0,

@@ -27,7 +27,7 @@ from noteseek.search.concepts import expand_query
 from noteseek.search.expand import expand
 from noteseek.search.fusion import Fused, rrf, score_aware_weights
 from noteseek.search.graph_lane import GraphHit, graph_lane
-from noteseek.search.query import parse_query, semantic_text
+from noteseek.search.query import parse_bounded, semantic_text
 from noteseek.search.request import SearchRequest, SearchResources
 from noteseek.search.rows import CandidateRows
 from noteseek.search.snippet import make_snippet
@@ -61,7 +61,13 @@ def run(request: SearchRequest, resources: SearchResources) -> PipelineResult:
     want = max(k, settings.candidates)
     lanes: dict[str, list[tuple[int, float]]] = {}
     kw_response: keyword.KeywordResponse | None = None
-    query = parse_query(text, analyzer)
+    query, truncated = parse_bounded(text, analyzer, settings.max_query_terms)
+    if truncated:
+        warnings.append(
+            f"the query has more than {settings.max_query_terms} distinct words, phrases and "
+            f"exclusions; only the first {settings.max_query_terms} were used "
+            "(search.max_query_terms)"
+        )
     if mode == "semantic" and vectors is None:
         raise ValueError(
             "semantic search needs embeddings: enable them (embedding.enabled = true) "
