@@ -7,9 +7,12 @@ and through real doors: the CLI in a subprocess and HTTP to a `noteseek serve` o
 
 from __future__ import annotations
 
+import random
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from string import ascii_lowercase
 from typing import Any
 
 import pytest
@@ -148,3 +151,74 @@ def test_a_long_query_costs_at_most_its_distinct_terms(sections: Engine, query: 
     assert bool(response.warnings) == (distinct > 64), response.warnings
     if query.startswith(("hugo", "h*")):
         assert len(response.hits) == 10
+
+
+# -- the time limit: a search past search.time_limit stops and frees the store ---------------------
+
+TWO_LETTER_PREFIXES = " ".join(f"{a}{b}*" for a in ascii_lowercase for b in ascii_lowercase)
+"""676 prefixes: each expands to many terms; 1.5 to 2 s on the index below without a limit."""
+
+
+@pytest.fixture(scope="module")
+def wordy(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """2,250 sections of 120 words drawn from 20,000 made-up ones."""
+    base = tmp_path_factory.mktemp("wordy")
+    rng = random.Random(18)
+    vocabulary = [
+        "".join(rng.choice(ascii_lowercase) for _ in range(rng.randint(4, 9)))
+        for _ in range(20_000)
+    ]
+    for i in range(150):
+        parts = "\n\n".join(
+            f"## Part {j}\n\n" + " ".join(rng.choice(vocabulary) for _ in range(120))
+            for j in range(15)
+        )
+        write(base / "n" / f"n{i}.md", f"# Note {i}\n\n{parts}\n")
+    folder = project(base, {"n": base / "n"})
+    with engine_for(folder) as opened:
+        opened.index()
+    return folder
+
+
+def test_a_search_past_its_time_limit_stops_and_frees_the_store(wordy: Path) -> None:
+    flags = {"search.max_query_terms": 1000, "search.time_limit": 0.3}
+    with engine_for(wordy, **flags) as engine:
+        run(engine, "query_documents", query="warm up", mode="keyword")
+        outcome: dict[str, Any] = {}
+
+        def heavy() -> None:
+            started = time.perf_counter()
+            try:
+                run(engine, "query_documents", query=TWO_LETTER_PREFIXES, mode="keyword")
+            except OperationError as exc:
+                outcome["error"] = exc
+            outcome["seconds"] = time.perf_counter() - started
+
+        worker = threading.Thread(target=heavy)
+        worker.start()
+        time.sleep(0.2)
+        # Another search of the same process waits for the store at most the heavy one's limit.
+        started = time.perf_counter()
+        light = run(engine, "query_documents", query="note part", mode="keyword")
+        light_seconds = time.perf_counter() - started
+        worker.join()
+    error = outcome.get("error")
+    assert isinstance(error, OperationError) and error.kind == "unavailable", outcome
+    assert "search.time_limit" in str(error)
+    assert outcome["seconds"] < 1.0  # stopped inside its FTS statement, not after it
+    assert light["results"] and light_seconds < 0.5
+
+
+def test_a_search_past_its_time_limit_is_a_503_and_exit_3(tmp_path: Path, vault: Path) -> None:
+    tiny = {"NOTESEEK_SEARCH__TIME_LIMIT": "0.000001"}
+    with serving_example_vault(tmp_path / "serve", **tiny) as server, server.client() as client:
+        response = client.post("/query_documents", json={"query": "redis ttl"})
+        assert response.status_code == 503, response.text
+        assert "search.time_limit" in response.json()["error"]
+        assert client.get("/health").json() == {"status": "ok"}
+        assert client.get("/status").status_code == 200
+    assert "Traceback" not in server.log
+    folder = project(tmp_path, {"vault": vault})
+    run_cli(["index"], folder)
+    failed = run_cli(["search", "redis"], folder, env=tiny, code=3)
+    assert "search.time_limit" in failed.stderr and "Traceback" not in failed.stderr

@@ -62,6 +62,15 @@ class SearchSettings(Section):
         "(a repeated one counts once); the rest of the query is left out, with a warning. "
         "Bounds the cost of one query: 800 copies of one word took 12 s.",
     )
+    time_limit: float = Field(
+        default=10.0,
+        ge=0,
+        le=3600,
+        description="Seconds one search may run (retrieval, fusion, stages and results; not "
+        "loading the model or the link graph, which every search shares); past it the search "
+        "is stopped with an 'unavailable' error, so no request holds the others up for longer. "
+        "0 = no limit.",
+    )
     document_weight: float = Field(
         default=0.75,
         ge=0,

@@ -12,6 +12,7 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
+from noteseek import deadline
 from noteseek.embed.base import EmbeddingError
 from noteseek.engine.results import SearchResponse
 from noteseek.engine.state import IndexState
@@ -142,7 +143,8 @@ class Searching:
             resources.settings = resources.settings.model_copy(
                 update={"document_weight": self.settings.git.document_weight}
             )
-        result = pipeline.run(request, resources)
+        with deadline.limit(self.settings.search.time_limit):
+            result = pipeline.run(request, resources)
         hits = [h for h in result.hits if h.score >= min_score] if min_score else result.hits
         compression = None
         if request.compressed:

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from noteseek import deadline
 from noteseek.analysis import Analyzer
 from noteseek.config import SearchSettings
 from noteseek.search import keyword
@@ -96,6 +97,7 @@ def run(request: SearchRequest, resources: SearchResources) -> PipelineResult:
         kw_response = keyword.retrieve(store, kw_query, filters, want, settings)
         lanes["keyword"] = [(r.rowid, r.blended) for r in kw_response.results]
         timings["keyword_ms"] = _ms(started)
+        deadline.check()
 
     if vectors is not None and qvec is not None:
         started = time.perf_counter()
@@ -106,6 +108,7 @@ def run(request: SearchRequest, resources: SearchResources) -> PipelineResult:
             found = [item for item in found if item[0] not in hidden]
         lanes["semantic"] = found[:want]
         timings["vector_ms"] = _ms(started)
+        deadline.check()
 
     weights = {"keyword": settings.keyword_weight, "semantic": settings.semantic_weight}
     if settings.fusion == "score-aware" and len(lanes) > 1:
@@ -138,6 +141,7 @@ def run(request: SearchRequest, resources: SearchResources) -> PipelineResult:
             started = time.perf_counter()
             fused = stage.apply(fused, context)
             timings[f"{stage.name}_ms"] = _ms(started)
+            deadline.check()
     started = time.perf_counter()
     hits = _hits(
         store,
@@ -198,6 +202,7 @@ def _hits(
     hits: list[Hit] = []
     file_chunks: dict[int, list[ChunkRow]] = {}
     for item in fused:
+        deadline.check()  # snippets and explanations cost per hit
         row = rows.get(item.rowid)
         if row is None:  # deleted between the two statements
             continue
