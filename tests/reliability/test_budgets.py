@@ -222,3 +222,26 @@ def test_a_search_past_its_time_limit_is_a_503_and_exit_3(tmp_path: Path, vault:
     run_cli(["index"], folder)
     failed = run_cli(["search", "redis"], folder, env=tiny, code=3)
     assert "search.time_limit" in failed.stderr and "Traceback" not in failed.stderr
+
+
+# -- links: a note of 100,000 wikilinks costs what its first 2,000 cost ----------------------------
+
+
+def test_a_note_of_100k_wikilinks_does_not_slow_every_search(tmp_path: Path, vault: Path) -> None:
+    rng = random.Random(4)
+    lines = ["# Everything", ""] + [f"[[n{rng.randrange(100_000)}]] " for _ in range(100_000)]
+    write(vault / "everything.md", "\n".join(lines))  # 1.2 MB; every CLI search took 21-58 s
+    folder = project(tmp_path, {"vault": vault})
+    with engine_for(folder) as engine:
+        engine.index()
+    # A fresh engine builds the link graph (and its communities) as a new CLI process does.
+    with engine_for(folder) as engine:
+        started = time.perf_counter()
+        assert engine.search("redis ttl", mode="keyword").hits
+        assert time.perf_counter() - started < 3.0
+        links = engine.links("everything.md")
+        assert len(links["outgoing"]) == 2000  # search.max_links_per_document
+    with engine_for(folder, **{"search.max_links_per_document": 0}) as engine:
+        started = time.perf_counter()
+        assert len(engine.links("everything.md")["outgoing"]) == 100_000
+        assert time.perf_counter() - started < 10.0  # all of them: linear, no longer quadratic

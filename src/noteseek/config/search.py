@@ -122,6 +122,13 @@ class SearchSettings(Section):
         "have their fused score multiplied by this; 1.0 turns it off. Measured: "
         "docs/evaluation.md.",
     )
+    max_links_per_document: int = Field(
+        default=2000,
+        ge=0,
+        description="The link graph (backlinks, neighbourhoods, communities, the graph lane) "
+        "keeps the first this many links of each document; 0 = all. A note of 100,000 "
+        "wikilinks made every search build a graph that size.",
+    )
     graph_weight: float = Field(
         default=0.0,
         ge=0.0,
