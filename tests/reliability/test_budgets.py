@@ -7,6 +7,7 @@ and through real doors: the CLI in a subprocess and HTTP to a `noteseek serve` o
 
 from __future__ import annotations
 
+import json
 import random
 import threading
 import time
@@ -245,3 +246,27 @@ def test_a_note_of_100k_wikilinks_does_not_slow_every_search(tmp_path: Path, vau
         started = time.perf_counter()
         assert len(engine.links("everything.md")["outgoing"]) == 100_000
         assert time.perf_counter() - started < 10.0  # all of them: linear, no longer quadratic
+
+
+# -- bytes that are not UTF-8 ----------------------------------------------------------------------
+
+
+@pytest.mark.embeddings
+def test_a_query_of_bytes_that_are_not_utf8_is_searched(tmp_path: Path) -> None:
+    notes = tmp_path / "notes"
+    write(notes / "felines.md", "# Felines\n\nMy kitten sleeps on the sofa and purrs.\n")
+    write(notes / "redis.md", "# Redis\n\nEXPIRE sets a time to live on a key.\n")
+    folder = project(tmp_path, {"n": notes})
+    with engine_for(folder, embeddings=True) as engine:
+        engine.index()
+        # What Python makes of the bytes b"caf\xe9 kitten" on the command line.
+        for mode in ("hybrid", "semantic", "keyword"):  # the tokenizer raised a TypeError
+            assert engine.search("caf\udce9 kitten", mode=mode).hits[0].path == "felines.md"
+        assert engine.search("redis", tags=["\udcff"]).hits == []  # SQLite could not bind it
+        # Over JSON doors the lone surrogate is refused, precisely, in any text parameter.
+        for arguments in ({"query": "\udcff"}, {"query": "x", "tags": ["ok", "\udcff"]}):
+            assert "lone surrogate" in refused(engine, "query_documents", **arguments)
+    # The command line reads such bytes as U+FFFD, says so, and searches.
+    found = run_cli(["search", "caf\udce9 kitten", "--json"], folder)  # argv: b"caf\xe9 kitten"
+    assert "not UTF-8" in found.stderr and "Traceback" not in found.stderr
+    assert json.loads(found.stdout)["results"][0]["path"] == "felines.md"

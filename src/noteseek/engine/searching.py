@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from noteseek import deadline
+from noteseek.analysis import unicode_text
 from noteseek.embed.base import EmbeddingError
 from noteseek.engine.results import SearchResponse
 from noteseek.engine.state import IndexState
@@ -75,6 +76,7 @@ class Searching:
         (globs over the files changed) filter commits.
         """
         started = time.perf_counter()
+        query = unicode_text(query)  # bytes that were not UTF-8 would crash the tokenizer
         chosen = mode or self.settings.search.mode
         if chosen not in MODES:
             raise ValueError(f"mode must be one of {', '.join(MODES)}, got {chosen!r}")

@@ -321,6 +321,8 @@ def parse_arguments(
             f"unknown parameter{'s' if len(unknown) > 1 else ''} "
             f"{', '.join(repr(k) for k in unknown)} for {operation}; valid parameters: {valid}"
         )
+    for key, value in args.items():
+        _check_unicode(operation, key, value)
     seen: dict[str, str] = {}
     for key in args:
         target = accepted[key]
@@ -333,6 +335,25 @@ def parse_arguments(
         raise Invalid(
             f"invalid arguments for {operation}: " + describe_errors(exc.errors())
         ) from None
+
+
+def _check_unicode(operation: str, key: str, value: Any) -> None:
+    """Refuse text holding a lone surrogate (JSON's ``"\\udcff"``, or command-line bytes that
+    are not UTF-8): it is not Unicode, SQLite cannot bind it and the tokenizer raises on it.
+    Pydantic lets it through in some fields and not others, so every door checks here."""
+    items = enumerate(value) if isinstance(value, list | tuple) else [(None, value)]
+    for index, item in items:
+        if not isinstance(item, str):
+            continue
+        try:
+            item.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            where = key if index is None else f"{key}.{index}"
+            raise Invalid(
+                f"invalid arguments for {operation}: {where}: the text holds "
+                f"{item[exc.start]!r} at {exc.start}, a lone surrogate, which is not Unicode "
+                "(bytes that were not UTF-8?)"
+            ) from None
 
 
 def _describe_field(name: str, info: Any) -> str:

@@ -8,6 +8,7 @@ import unicodedata
 from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 
+from noteseek.analysis import unicode_text
 from noteseek.globs import GlobError, check_patterns
 from noteseek.types import Filters
 
@@ -128,6 +129,10 @@ def parse_where(items: Iterable[str]) -> list[tuple[str, str, str]]:
     return out
 
 
+def _texts(values: Iterable[str]) -> list[str]:
+    return [unicode_text(v) for v in values]
+
+
 def _bounded(what: str, values: list[str]) -> list[str]:
     if len(values) > MAX_CONDITIONS:
         raise FilterError(
@@ -153,8 +158,11 @@ def build_filters(
     def when(v: str | float | None) -> float | None:
         if v is None or v == "":
             return None
-        return float(v) if isinstance(v, int | float) else parse_when(v)
+        return float(v) if isinstance(v, int | float) else parse_when(unicode_text(v))
 
+    # Lone surrogates (bytes that were not UTF-8) cannot be bound to SQL: U+FFFD instead.
+    paths, tags, roots = map(_texts, (paths, tags, roots))
+    where, exclude_paths, authors, changed = map(_texts, (where, exclude_paths, authors, changed))
     path_patterns = [p for p in paths if p]
     excluded = [p.replace("\\", "/") for p in exclude_paths if p.strip()]
     changed_patterns = [p.replace("\\", "/") for p in changed if p.strip()]

@@ -110,5 +110,25 @@ def call(ctx: Context, name: str, arguments: dict[str, Any], **options: Any) -> 
 
     Options left unset (None) take the operation's defaults, which come from the settings.
     """
-    op, params = parse(name, {k: v for k, v in arguments.items() if v is not None})
+    given = {k: v for k, v in arguments.items() if v is not None}
+    cleaned = {k: _from_argv(v) for k, v in given.items()}
+    if cleaned != given:
+        err.print(
+            "[yellow]note:[/] the arguments held bytes that are not UTF-8; each was read as "
+            "U+FFFD (\ufffd)",
+            markup=True,
+        )
+    op, params = parse(name, cleaned)
     return execute(op, ctx, params, **options)
+
+
+def _from_argv(value: Any) -> Any:
+    """Python decodes command-line bytes that are not UTF-8 into lone surrogates, which no
+    door accepts as text; a person who typed them means to search anyway (U+FFFD each)."""
+    from noteseek.analysis import unicode_text
+
+    if isinstance(value, str):
+        return unicode_text(value)
+    if isinstance(value, list):
+        return [unicode_text(v) if isinstance(v, str) else v for v in value]
+    return value
