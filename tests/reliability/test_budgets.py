@@ -270,3 +270,35 @@ def test_a_query_of_bytes_that_are_not_utf8_is_searched(tmp_path: Path) -> None:
     found = run_cli(["search", "caf\udce9 kitten", "--json"], folder)  # argv: b"caf\xe9 kitten"
     assert "not UTF-8" in found.stderr and "Traceback" not in found.stderr
     assert json.loads(found.stdout)["results"][0]["path"] == "felines.md"
+
+
+# -- the command line prints user text as written, and a bounded list of problems ----------------
+
+
+def test_the_cli_prints_user_text_as_written_and_bounds_the_problems(tmp_path: Path) -> None:
+    notes = tmp_path / "notes"
+    title = "root:x:0:0 :smile: [bold]b[/]"  # an emoji code and markup, as text
+    write(notes / "passwd.md", f"# {title}\n\nroot:x:0:0:root:/root:/bin/bash [[:thumbs_up: x]]\n")
+    for i in range(30):
+        write(notes / f"empty:x:{i}.md", "")  # 30 problems, each a path with ':x:'
+    folder = project(tmp_path, {"n": notes})
+    run_cli(["index"], folder)
+    outputs = {
+        "search": run_cli(["search", "root", "--full"], folder).stdout,
+        "get": run_cli(["get", "passwd.md"], folder).stderr,
+        "links": run_cli(["links", "passwd.md"], folder).stdout,
+    }
+    status = run_cli(["status"], folder).stdout
+    for command, text in {**outputs, "status": status}.items():
+        assert "\u274c" not in text and "\U0001f604" not in text, (command, text)  # ❌ 😄
+    assert title in outputs["search"] and "root:x:0:0:root:/root:/bin/bash" in outputs["search"]
+    assert title in outputs["get"]
+    assert ":thumbs_up: x (no such note yet)" in outputs["links"]
+    # 30 problems: 20 listed, and how to see the rest.
+    assert "30 problems" in status and status.count("empty file") == 20
+    assert "... and 10 more (noteseek status --problems 0 lists all" in status
+    assert "n/empty:x:0.md: empty file" in status
+    every = run_cli(["status", "--problems", "0"], folder).stdout
+    assert every.count("empty file") == 30 and "more" not in every
+    listed = json.loads(run_cli(["status", "--json"], folder).stdout)
+    assert len(listed["failures"]) == 30

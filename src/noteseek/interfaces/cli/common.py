@@ -52,8 +52,10 @@ app = typer.Typer(
 config_app = typer.Typer(help="Inspect the resolved configuration.", no_args_is_help=True)
 app.add_typer(config_app, name="config")
 
-out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False, soft_wrap=True)  # paths in errors stay whole
+# User text (titles, paths, snippets, reasons) is printed as written: never highlighted, never
+# read as emoji codes (root:x:0:0 showed a red cross), and escaped wherever it meets markup.
+out = Console(highlight=False, soft_wrap=True, emoji=False)
+err = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)  # paths stay whole
 
 NO_INDEX = "no index yet: run `noteseek index <folder>` (or `noteseek init`)"
 
