@@ -448,11 +448,13 @@ def check_patterns(patterns: Iterable[str]) -> None:
     _compile("\n".join(patterns))
 
 
+@lru_cache(maxsize=8192)
 def path_match(patterns: str, path: str) -> bool:
     """Whether ``path`` matches the newline-separated ``patterns`` as the lines of one
     ``.gitignore`` file (SQLite's ``ns_path_match``). The last pattern that matches the path
     itself wins, else the last that matches a folder above it. Never raises (it runs inside
-    SQL): patterns that :func:`check_patterns` refuses match nothing."""
+    SQL): patterns that :func:`check_patterns` refuses match nothing. Remembered: SQL asks
+    again for every section of a file."""
     try:
         compiled = _compile(patterns)
     except GlobError:
