@@ -87,3 +87,12 @@ def test_terms_never_contain_whitespace_and_never_raise(text: str) -> None:
 @given(st.text())
 def test_terms_and_tokens_agree(text: str) -> None:
     assert A.terms(text) == [t.term for t in A.tokens(text)]
+
+
+def test_lone_surrogates_become_replacement_characters() -> None:
+    from noteseek.analysis import unicode_text
+
+    assert unicode_text("caf\udce9 redis") == "caf\ufffd redis"  # argv bytes b"caf\xe9"
+    assert unicode_text("\ud800x\udfff") == "\ufffdx\ufffd"
+    text = "plain café 東京"
+    assert unicode_text(text) is text

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -72,6 +73,14 @@ def resolver() -> Resolver:
         ("n/notes/Redis.md", "Caching strategies", "embed", "n/notes/caching-strategies.md"),
         ("other/notes/redis.md", "redis", "wikilink", "other/notes/redis.md"),  # same root
         ("n/notes/Redis.md", "Nowhere", "wikilink", None),
+        # A target with a slash: documents whose path ends with it, at a folder boundary.
+        ("n/notes/Redis.md", "/b/guide", "wikilink", "n/a/b/guide.md"),
+        ("n/notes/Redis.md", "a/b/guide.md", "wikilink", "n/a/b/guide.md"),
+        ("n/notes/Redis.md", "notes/redis", "wikilink", "n/notes/Redis.md"),  # root first
+        ("other/notes/redis.md", "notes/redis", "wikilink", "other/notes/redis.md"),
+        ("n/notes/Redis.md", "/b/gui", "wikilink", None),
+        ("n/notes/Redis.md", "old/", "wikilink", None),
+        ("n/notes/Redis.md", "/", "wikilink", None),
         ("n/notes/sub/deep.md", "../../../outside.md", "markdown", None),
     ],
 )
@@ -270,3 +279,20 @@ def test_graph_lane_brings_linked_notes_and_explains_the_path(tmp_path: Path) ->
     with engine_for(folder, **flags, **{"search.graph_method": "ppr"}) as engine:
         paths = {h.path for h in engine.search("walrus", mode="keyword").hits}
         assert {"tusks.md", "flippers.md"} <= paths and "desert.md" not in paths
+
+
+def test_slash_links_resolve_by_lookup_and_the_graph_keeps_each_documents_first_links() -> None:
+    # 5,000 notes and 20,000 [[folder/note]] links: a scan of every path per link was
+    # quadratic (10^8 comparisons, minutes); a lookup per link is not.
+    notes = docs(*((f"f{i % 100}/n{i}.md", f"Note {i}") for i in range(5_000)))
+    links = [
+        RawLink("n/f0/n0.md", f"f{i % 100}/n{i % 5_000}", "wikilink", i + 1) for i in range(20_000)
+    ]
+    started = time.perf_counter()
+    graph = LinkGraph.build(notes, links)
+    assert time.perf_counter() - started < 2.0
+    assert len(graph.edges) == 20_000 - 4  # n0 links to itself four times
+    assert graph.edges[0].target == "n/f1/n1.md"
+    capped = LinkGraph.build(notes, links, max_per_document=100)
+    assert [e.line for e in capped.outgoing("n/f0/n0.md")] == list(range(2, 101))
+    assert capped.backlinks("n/f1/n1.md") and not capped.backlinks("n/f1/n101.md")

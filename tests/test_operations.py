@@ -94,6 +94,12 @@ def test_aliases_and_setting_defaults(name: str, arguments: dict, expected: dict
         ("search_git_history", {"query": "x", "include_diff": 1}, "valid boolean"),
         ("search_git_history", {"query": "x", "author": 3}, "author"),
         ("nope", {}, "unknown tool 'nope'"),
+        # Paths the system cannot look up ("File name too long" was an OSError, HTTP 500).
+        ("get_document", {"path": "a" * 4096}, "a path holds at most 4,095"),
+        ("get_links", {"path": "notes/" + "é" * 128}, "a file or folder name holds at most 255"),
+        ("reindex", {"paths": ["/x/" + "a" * 256]}, "a file or folder name holds at most 255"),
+        ("index", {"roots": ["a" * 4096]}, "a path holds at most 4,095"),
+        ("reindex", {"paths": ["a\x00"]}, "NUL"),
     ],
 )
 def test_bad_arguments_are_invalid_with_a_precise_message(

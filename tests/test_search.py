@@ -347,3 +347,23 @@ def test_stages_share_one_row_lookup_and_name_their_explain_and_timings(
     reranked = [h for h in result.hits if "rerank" in h.explain]
     assert len(reranked) == 5
     assert all(h.explain["fusion"]["recency_factor"] == 1.5 for h in result.hits)
+
+
+def test_repeated_words_count_once_and_the_query_is_bounded(example: Engine) -> None:
+    from noteseek.search.query import parse_bounded, parse_query
+
+    analyzer = example.analyzer()
+    query = parse_query("redis ttl redis -kafka -kafka redis* redis*", analyzer)
+    assert [c.terms for c in query.clauses] == [["redi"], ["ttl"], ["redi"]]
+    assert [c.terms for c in query.excluded] == [["kafka"]]
+    words = " ".join(f"word{i}" for i in range(100))
+    bounded, truncated = parse_bounded(words, analyzer, 64)
+    assert truncated and len(bounded.clauses) == 64
+    assert bounded.clauses[-1].terms == ["word63"]  # the first ones are kept, in order
+    assert parse_bounded(" ".join(["redis"] * 800), analyzer, 64) == (
+        parse_query("redis", analyzer),
+        False,
+    )
+    response = example.search(words + " redis", mode="keyword")
+    assert any("search.max_query_terms" in w for w in response.warnings)
+    assert not example.search(" ".join(["redis"] * 800), mode="keyword").warnings

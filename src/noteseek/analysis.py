@@ -92,6 +92,20 @@ ENGLISH_STOPWORDS = frozenset(
 )
 
 
+def unicode_text(text: str) -> str:
+    """``text`` with every lone surrogate replaced by U+FFFD.
+
+    Python reads command-line bytes that are not UTF-8 as lone surrogates (``\\xff`` becomes
+    ``\\udcff``); they are no text: SQLite cannot store them and the embedding tokenizer
+    raises a TypeError on them. Bytes read that way become one U+FFFD each.
+    """
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return "".join("\ufffd" if "\ud800" <= c <= "\udfff" else c for c in text)
+
+
 def fold(word: str) -> str:
     """NFKC, case folding and diacritic removal for one word (not for CJK runs)."""
     if word.isascii():

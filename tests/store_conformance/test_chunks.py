@@ -78,6 +78,9 @@ def test_link_rows_carry_the_heading_they_are_under(store: Store) -> None:
         ("docs/guide.md", "job/alpha", "wikilink", 2, "Goals", ("Install",), "the plan", ""),
         ("docs/guide.md", "missing", "markdown", 5, None, ("Usage",), None, "see [x](missing)"),
     ]
+    # Only each document's first links, when asked (the link graph's bound).
+    assert store.link_rows(max_per_document=1) == store.link_rows()[:1]
+    assert store.link_rows(max_per_document=0) == store.link_rows()
 
 
 FILTERED: list[tuple[str, Filters, set[str]]] = [

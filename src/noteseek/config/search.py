@@ -54,6 +54,23 @@ class SearchSettings(Section):
         description="...but only words found in at least this many chunks: small indexes "
         "rank every word.",
     )
+    max_query_terms: int = Field(
+        default=64,
+        ge=1,
+        le=1000,
+        description="Most distinct words, phrases and exclusions a keyword query searches "
+        "(a repeated one counts once); the rest of the query is left out, with a warning. "
+        "Bounds the cost of one query: 800 copies of one word took 12 s.",
+    )
+    time_limit: float = Field(
+        default=10.0,
+        ge=0,
+        le=3600,
+        description="Seconds one search may run (retrieval, fusion, stages and results; not "
+        "loading the model or the link graph, which every search shares); past it the search "
+        "is stopped with an 'unavailable' error, so no request holds the others up for longer. "
+        "0 = no limit.",
+    )
     document_weight: float = Field(
         default=0.75,
         ge=0,
@@ -104,6 +121,13 @@ class SearchSettings(Section):
         description="Results in the same link-graph community (Louvain) as the top result "
         "have their fused score multiplied by this; 1.0 turns it off. Measured: "
         "docs/evaluation.md.",
+    )
+    max_links_per_document: int = Field(
+        default=2000,
+        ge=0,
+        description="The link graph (backlinks, neighbourhoods, communities, the graph lane) "
+        "keeps the first this many links of each document; 0 = all. A note of 100,000 "
+        "wikilinks made every search build a graph that size.",
     )
     graph_weight: float = Field(
         default=0.0,

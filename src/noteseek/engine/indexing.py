@@ -191,8 +191,8 @@ class Indexing:
             if name in roots:
                 selected[name] = roots[name]
                 continue
-            path = Path(name).expanduser()
-            if path.is_dir():
+            if _folder(name):
+                path = Path(name).expanduser()
                 root_name, root = ad_hoc_root(path, roots)
                 roots[root_name] = root
                 selected[root_name] = root
@@ -205,3 +205,12 @@ class Indexing:
 
     def _indexer(self) -> Indexer:
         return Indexer(self.state.store, self.settings, self.state.source_context())
+
+
+def _folder(name: str) -> bool:
+    """Whether ``name`` is a folder; ``~nobody/x``, a name too long to look up or a folder
+    behind one without permission are not (the caller says so), never an exception."""
+    try:
+        return Path(name).expanduser().is_dir()
+    except (OSError, RuntimeError):
+        return False

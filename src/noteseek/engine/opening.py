@@ -37,10 +37,13 @@ def choose_index(config: LoadedConfig, roots: Sequence[str], cwd: Path | None) -
     for ref in roots:
         if ref in settings.roots:
             continue
-        path = Path(ref).expanduser()
+        try:
+            path = Path(ref).expanduser()
+        except RuntimeError:  # ~name of a user this system does not know: not a folder
+            continue
         if not path.is_absolute() and cwd is not None:
             path = cwd / path
-        if path.is_dir():
+        if _is_dir(path):
             name, root = ad_hoc_root(path, {**settings.roots, **extra})
             extra[name] = root
     if extra and config.project_file is None and not settings.index.dir:
@@ -55,6 +58,15 @@ def choose_index(config: LoadedConfig, roots: Sequence[str], cwd: Path | None) -
             if (remembered / INDEX_FILE).exists():
                 config.index_dir = remembered
                 config.index_dir_reason = "the index used last (no project file or roots)"
+
+
+def _is_dir(path: Path) -> bool:
+    """Whether ``path`` is a folder; a name the system cannot look up (too long, no
+    permission on the way) is not one, and the command then says the root is unknown."""
+    try:
+        return path.is_dir()
+    except OSError:
+        return False
 
 
 def remember_index(config: LoadedConfig) -> None:

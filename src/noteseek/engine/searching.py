@@ -12,6 +12,8 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
+from noteseek import deadline
+from noteseek.analysis import unicode_text
 from noteseek.embed.base import EmbeddingError
 from noteseek.engine.results import SearchResponse
 from noteseek.engine.state import IndexState
@@ -74,6 +76,7 @@ class Searching:
         (globs over the files changed) filter commits.
         """
         started = time.perf_counter()
+        query = unicode_text(query)  # bytes that were not UTF-8 would crash the tokenizer
         chosen = mode or self.settings.search.mode
         if chosen not in MODES:
             raise ValueError(f"mode must be one of {', '.join(MODES)}, got {chosen!r}")
@@ -142,7 +145,8 @@ class Searching:
             resources.settings = resources.settings.model_copy(
                 update={"document_weight": self.settings.git.document_weight}
             )
-        result = pipeline.run(request, resources)
+        with deadline.limit(self.settings.search.time_limit):
+            result = pipeline.run(request, resources)
         hits = [h for h in result.hits if h.score >= min_score] if min_score else result.hits
         compression = None
         if request.compressed:

@@ -88,7 +88,11 @@ class IndexState:
         self._discovery: dict[tuple[tuple[str, str], ...], dict[str, RootConfig]] = {}
         token = self.token
         self._analyzer = Derived("analyzer", self._read_analyzer, token)
-        self._link_graph = Derived("links", lambda: build_link_graph(self.store), token)
+        self._link_graph = Derived(
+            "links",
+            lambda: build_link_graph(self.store, self.settings.search.max_links_per_document),
+            token,
+        )
         self._graph_view = Derived("graph-view", self._build_graph_view, token)
         self._dates_trusted = Derived("dates", self._check_dates, token)
         self._vectors = Derived("vectors", self._open_vector_index, lambda: self.model_id)
@@ -389,7 +393,8 @@ class IndexState:
     def _communities_apart(self) -> Communities:
         yield_cpu()
         with self.reader() as store:
-            return communities_of(build_link_graph(store), store.iter_files())
+            graph = build_link_graph(store, self.settings.search.max_links_per_document)
+            return communities_of(graph, store.iter_files())
 
     def _build_concepts(self) -> ConceptVocabulary:
         return ConceptVocabulary.build(
@@ -401,8 +406,9 @@ class IndexState:
         return self._build_concepts()
 
 
-def build_link_graph(store: DocumentSource) -> LinkGraph:
-    """The resolved link graph of everything in ``store``."""
+def build_link_graph(store: DocumentSource, max_links_per_document: int = 0) -> LinkGraph:
+    """The resolved link graph of everything in ``store``, with at most
+    ``max_links_per_document`` links of each document (0: all)."""
     kinds = store.root_kinds()
     memory_roots = {n for n, kind in kinds.items() if kind == MEMORY_KIND}
     # Commits are not notes: a [[link]] never means a commit whose subject it happens to be.
@@ -412,7 +418,8 @@ def build_link_graph(store: DocumentSource) -> LinkGraph:
         for f in store.iter_files()
         if f.root not in commit_roots
     ]
-    return LinkGraph.build(docs, [RawLink(*row) for row in store.link_rows()])
+    rows = store.link_rows(max_links_per_document)
+    return LinkGraph.build(docs, [RawLink(*row) for row in rows], max_links_per_document)
 
 
 def communities_of(graph: LinkGraph, files: Iterable[FileRow]) -> Communities:

@@ -70,9 +70,18 @@ def _root_holding(item: str, known: dict[str, Any]) -> str | None:
     for name, root in known.items():
         base = Path(os.path.realpath(Path(root.path).expanduser()))
         target = Path(os.path.realpath(item if os.path.isabs(item) else base / item))
-        if target.is_relative_to(base) and (os.path.isabs(item) or target.exists()):
+        if target.is_relative_to(base) and (os.path.isabs(item) or _exists(target)):
             return name
     return None
+
+
+def _exists(path: Path) -> bool:
+    """Whether ``path`` exists; a path the system refuses to look up (no permission to a
+    folder on the way) is not there, rather than an error."""
+    try:
+        return path.exists()
+    except OSError:
+        return False
 
 
 def index(ctx: Context, p: IndexRoots, **progress: Any) -> dict[str, Any]:

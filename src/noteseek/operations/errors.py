@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Literal, get_args
 
+from noteseek.deadline import DeadlineExceeded
+
 ErrorKind = Literal["invalid", "not_found", "ambiguous", "conflict", "unavailable"]
 ERROR_KINDS: tuple[ErrorKind, ...] = get_args(ErrorKind)
 
@@ -21,7 +23,8 @@ ERROR_MEANING: dict[ErrorKind, str] = {
     "conflict": "The request needs the writer role, which another process holds.",
     "unavailable": "The index is still opening or being built, could not be opened, is "
     "damaged (it is rebuilt from the files: noteseek rebuild, or by a running server itself), "
-    "or its folder cannot be written (read-only, full disk).",
+    "or its folder cannot be written (read-only, full disk); or a search ran past its time "
+    "limit (search.time_limit).",
 }
 
 
@@ -72,6 +75,10 @@ def as_operation_error(exc: BaseException) -> OperationError | None:
 
     if isinstance(exc, OperationError):
         return exc
+    if isinstance(exc, DeadlineExceeded):
+        # The request was well formed (not invalid): the server gave up within its budget,
+        # which depends on the load as much as on the query, so the same query may succeed.
+        return Unavailable(str(exc))
     message = str(exc.args[0]) if exc.args else str(exc)
     if isinstance(exc, StoreError):  # damaged, read-only, full, locked: the message says what
         return Unavailable(message)

@@ -203,10 +203,10 @@ def memory_filters(ctx: Context, p: MemoryFilters) -> dict[str, Any]:
 
 def created_range(p: MemoryFilters) -> tuple[dt.datetime | None, dt.datetime | None]:
     """``after`` (or ``days`` ago, the later of the two) and ``before`` as times."""
-    from noteseek.search.filters import parse_when
+    from noteseek.search.filters import when_datetime
 
     def when(value: str | None) -> dt.datetime | None:
-        return None if not value else dt.datetime.fromtimestamp(parse_when(value)).astimezone()
+        return None if not value else when_datetime(value)
 
     after, before = when(p.after), when(p.before)
     if p.days is not None:

@@ -35,6 +35,10 @@ MAX_EXPAND_CHARS = 8_000
 """Largest expansion per result; a result's text cap grows to it when asked for."""
 MAX_DOCUMENT_LINES = 2_000
 MAX_PATH_CHARS = 4_096
+MAX_PATH_BYTES = 4_095
+"""Longest path the system can look up (PATH_MAX, 4,096 bytes with the closing NUL)."""
+MAX_NAME_BYTES = 255
+"""Longest file or folder name (NAME_MAX): a longer one names nothing."""
 CHUNK_ID_PATTERN = r"^[0-9a-f]{16}$"
 
 
@@ -64,13 +68,38 @@ Bool = Annotated[bool, Field(strict=True)]
 """true or false only: not 1, 0 or text that spells one."""
 
 
+def _lookable(value: str) -> str:
+    """A path the system can look up: no NUL, at most PATH_MAX bytes, names of at most NAME_MAX
+    (a longer one makes ``stat`` fail with "File name too long", which is no reason for a 500)."""
+    if "\x00" in value:
+        raise ValueError("a path cannot hold a NUL character")
+    size = len(value.encode("utf-8", "surrogateescape"))
+    if size > MAX_PATH_BYTES:
+        raise ValueError(
+            f"the path is {size:,} bytes long; a path holds at most {MAX_PATH_BYTES:,}"
+        )
+    for name in value.replace("\\", "/").split("/"):
+        size = len(name.encode("utf-8", "surrogateescape"))
+        if size > MAX_NAME_BYTES:
+            shown = name if len(name) <= 40 else name[:37] + "..."
+            raise ValueError(
+                f"the name {shown!r} is {size:,} bytes long; a file or folder name holds at "
+                f"most {MAX_NAME_BYTES}"
+            )
+    return value
+
+
 def _inside_roots(value: str) -> str:
     """A document reference never climbs out of its root, nor carries a NUL or only spaces."""
     if not value.strip() or "\x00" in value:
         raise ValueError("give a document's path, as results give it")
     if ".." in value.replace("\\", "/").split("/"):
         raise ValueError("'..' is not allowed; give a path inside a root")
-    return value
+    return _lookable(value)
+
+
+PathOnDisk = Annotated[str, AfterValidator(_lookable)]
+"""A root name or a file or folder, as ``reindex`` and ``index`` take them."""
 
 
 DocumentPath = Annotated[
@@ -237,7 +266,7 @@ class NoParams(Params):
 
 
 class Reindex(Params):
-    paths: list[str] | None = Field(
+    paths: list[PathOnDisk] | None = Field(
         default=None,
         description="Root names, or files/folders inside roots; their roots are brought up "
         "to date. Default: every root.",
@@ -246,7 +275,7 @@ class Reindex(Params):
 
 
 class IndexRoots(Params):
-    roots: list[str] | None = Field(
+    roots: list[PathOnDisk] | None = Field(
         default=None, description="Root names or folders (default: every root)."
     )
     force: Bool = Field(default=False, description="Re-read every file, even unchanged ones.")
@@ -292,6 +321,8 @@ def parse_arguments(
             f"unknown parameter{'s' if len(unknown) > 1 else ''} "
             f"{', '.join(repr(k) for k in unknown)} for {operation}; valid parameters: {valid}"
         )
+    for key, value in args.items():
+        _check_unicode(operation, key, value)
     seen: dict[str, str] = {}
     for key in args:
         target = accepted[key]
@@ -304,6 +335,25 @@ def parse_arguments(
         raise Invalid(
             f"invalid arguments for {operation}: " + describe_errors(exc.errors())
         ) from None
+
+
+def _check_unicode(operation: str, key: str, value: Any) -> None:
+    """Refuse text holding a lone surrogate (JSON's ``"\\udcff"``, or command-line bytes that
+    are not UTF-8): it is not Unicode, SQLite cannot bind it and the tokenizer raises on it.
+    Pydantic lets it through in some fields and not others, so every door checks here."""
+    items = enumerate(value) if isinstance(value, list | tuple) else [(None, value)]
+    for index, item in items:
+        if not isinstance(item, str):
+            continue
+        try:
+            item.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            where = key if index is None else f"{key}.{index}"
+            raise Invalid(
+                f"invalid arguments for {operation}: {where}: the text holds "
+                f"{item[exc.start]!r} at {exc.start}, a lone surrogate, which is not Unicode "
+                "(bytes that were not UTF-8?)"
+            ) from None
 
 
 def _describe_field(name: str, info: Any) -> str:

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import re
 import time
+import unicodedata
 from collections.abc import Iterable
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
+from noteseek.analysis import unicode_text
+from noteseek.globs import GlobError, check_patterns
 from noteseek.types import Filters
 
 SOURCES = ("docs", "memory", "commits", "all")
@@ -20,14 +23,30 @@ _SOURCE_KINDS = {"memory": MEMORY_KINDS, "commits": COMMIT_KINDS}
 
 _RELATIVE_RE = re.compile(r"^(\d+)\s*(h|d|w|m|y)$")
 _UNIT_DAYS = {"h": 1 / 24, "d": 1, "w": 7, "m": 30, "y": 365}
+MAX_AGE_DAYS = 3_660_000
+"""Longest age (``after=7d``): about 10,000 years, the span of the dates one can write."""
+MAX_CONDITIONS = 64
+"""Most tags, ``where`` conditions, roots or authors one search may filter on: each is a
+condition in the SQL statement, and SQLite refuses an expression over 1,000 deep."""
+_DAY = 86400.0
 
 
 class FilterError(ValueError):
     """A filter argument is malformed; the message names the argument and the expected form."""
 
 
+def _shown(value: str) -> str:
+    """A value as messages quote it: whole when short, else its start (a message never
+    repeats a megabyte back)."""
+    return repr(value) if len(value) <= 80 else repr(value[:77]) + "..."
+
+
 def parse_when(value: str, *, now: float | None = None) -> float:
-    """A point in time: ISO date or date-time, ``today``, ``yesterday``, or an age (``7d``)."""
+    """A point in time: ISO date or date-time, ``today``, ``yesterday``, or an age (``7d``).
+
+    Every date from 0001-01-01 to 9999-12-31 can be written; a date without a time zone is
+    local time.
+    """
     text = value.strip().lower()
     now = time.time() if now is None else now
     midnight = datetime.fromtimestamp(now).replace(hour=0, minute=0, second=0, microsecond=0)
@@ -37,25 +56,89 @@ def parse_when(value: str, *, now: float | None = None) -> float:
         return (midnight - timedelta(days=1)).timestamp()
     m = _RELATIVE_RE.match(text)
     if m:
-        return now - int(m.group(1)) * _UNIT_DAYS[m.group(2)] * 86400
+        digits, unit = m.group(1), m.group(2)
+        # int() of thousands of digits is slow and their product overflows a float.
+        days = int(digits) * _UNIT_DAYS[unit] if len(digits) <= 10 else float("inf")
+        if days > MAX_AGE_DAYS:
+            raise FilterError(
+                f"the age {_shown(value.strip())} reaches back more than 10,000 years; "
+                f"give at most {MAX_AGE_DAYS:,}d (or a date)"
+            )
+        return now - days * _DAY
     try:
-        return datetime.fromisoformat(value.strip().replace("Z", "+00:00")).timestamp()
+        return timestamp(datetime.fromisoformat(value.strip().replace("Z", "+00:00")))
     except ValueError:
         raise FilterError(
-            f"cannot read the date {value!r}: use YYYY-MM-DD, an ISO date-time, 'today', "
+            f"cannot read the date {_shown(value)}: use YYYY-MM-DD, an ISO date-time, 'today', "
             "'yesterday' or an age like 7d, 2w, 6m, 1y"
         ) from None
 
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def when_datetime(value: str) -> datetime:
+    """:func:`parse_when` as an aware datetime (local time); a moment before year 1 or after
+    year 9999 (an age of 3,000 years, 0001-01-01 east of Greenwich) is clamped to the first
+    or last one ``datetime`` holds."""
+    seconds = parse_when(value)
+    try:
+        return datetime.fromtimestamp(seconds).astimezone()
+    except (OverflowError, ValueError, OSError):
+        return (datetime.min if seconds < 0 else datetime.max).replace(tzinfo=UTC)
+
+
+def timestamp(moment: datetime) -> float:
+    """Seconds since the epoch, for any date ``datetime`` holds.
+
+    ``datetime.timestamp`` converts a naive (local) time through the C library, which fails
+    within a day of year 1 and year 9999 ("year 0 is out of range" for 0001-01-01); there the
+    local offset is that of two days inward (no time zone moved its clocks in year 1).
+    """
+    if moment.tzinfo is not None:
+        return (moment - _EPOCH).total_seconds()
+    try:
+        return moment.timestamp()
+    except (OverflowError, ValueError, OSError):
+        shift = timedelta(days=2) if moment.year < 5000 else timedelta(days=-2)
+        return (moment + shift).timestamp() - shift.total_seconds()
+
+
 def parse_where(items: Iterable[str]) -> list[tuple[str, str, str]]:
-    """``key=value`` / ``key!=value`` frontmatter conditions."""
+    """``key=value`` / ``key!=value`` frontmatter conditions.
+
+    Read by hand, not by a regular expression: a lazy pattern over a megabyte of spaces
+    backtracks quadratically.
+    """
     out: list[tuple[str, str, str]] = []
     for item in items:
-        m = re.match(r"^\s*([^=!\s][^=!]*?)\s*(!=|=)\s*(.*?)\s*$", item)
-        if not m:
-            raise FilterError(f"cannot read the condition {item!r}: use key=value or key!=value")
-        out.append((m.group(1), m.group(2), m.group(3)))
+        cut = next((i for i, c in enumerate(item) if c in "=!"), -1)
+        op = "!=" if item.startswith("!=", cut) else "=" if cut >= 0 and item[cut] == "=" else ""
+        key = item[:cut].strip() if cut >= 0 else ""
+        if not op or not key:
+            raise FilterError(
+                f"cannot read the condition {_shown(item)}: use key=value or key!=value"
+            )
+        bad = next((c for c in key if unicodedata.category(c) in ("Cc", "Cs")), None)
+        if bad is not None:
+            raise FilterError(
+                f"the key of the condition {_shown(item)} holds the control character "
+                f"U+{ord(bad):04X}; frontmatter keys are text"
+            )
+        out.append((key, op, item[cut + len(op) :].strip()))
     return out
+
+
+def _texts(values: Iterable[str]) -> list[str]:
+    return [unicode_text(v) for v in values]
+
+
+def _bounded(what: str, values: list[str]) -> list[str]:
+    if len(values) > MAX_CONDITIONS:
+        raise FilterError(
+            f"{len(values)} {what} given; a search filters on at most {MAX_CONDITIONS}"
+        )
+    return values
 
 
 def build_filters(
@@ -75,20 +158,31 @@ def build_filters(
     def when(v: str | float | None) -> float | None:
         if v is None or v == "":
             return None
-        return float(v) if isinstance(v, int | float) else parse_when(v)
+        return float(v) if isinstance(v, int | float) else parse_when(unicode_text(v))
 
+    # Lone surrogates (bytes that were not UTF-8) cannot be bound to SQL: U+FFFD instead.
+    paths, tags, roots = map(_texts, (paths, tags, roots))
+    where, exclude_paths, authors, changed = map(_texts, (where, exclude_paths, authors, changed))
+    path_patterns = [p for p in paths if p]
+    excluded = [p.replace("\\", "/") for p in exclude_paths if p.strip()]
+    changed_patterns = [p.replace("\\", "/") for p in changed if p.strip()]
+    for patterns in (path_patterns, excluded, changed_patterns):
+        try:
+            check_patterns(patterns)
+        except GlobError as exc:
+            raise FilterError(str(exc)) from None
     return Filters(
-        paths=[p for p in paths if p],
-        tags=[t.lstrip("#") for t in tags if t.strip("#")],
-        roots=[r for r in roots if r],
+        paths=path_patterns,
+        tags=_bounded("tags", [t.lstrip("#") for t in tags if t.strip("#")]),
+        roots=_bounded("roots", [r for r in roots if r]),
         after=when(after),
         before=when(before),
-        where=parse_where(where),
-        exclude_paths=[p.replace("\\", "/") for p in exclude_paths if p.strip()],
+        where=parse_where(_bounded("conditions", list(where))),
+        exclude_paths=excluded,
         kinds=sorted(set(kinds)),
         doc_ids=None if doc_ids is None else list(doc_ids),
-        authors=[a.strip() for a in authors if a.strip()],
-        changed=[p.replace("\\", "/") for p in changed if p.strip()],
+        authors=_bounded("authors", [a.strip() for a in authors if a.strip()]),
+        changed=changed_patterns,
     )
 
 

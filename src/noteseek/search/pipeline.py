@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from noteseek import deadline
 from noteseek.analysis import Analyzer
 from noteseek.config import SearchSettings
 from noteseek.search import keyword
@@ -27,7 +28,7 @@ from noteseek.search.concepts import expand_query
 from noteseek.search.expand import expand
 from noteseek.search.fusion import Fused, rrf, score_aware_weights
 from noteseek.search.graph_lane import GraphHit, graph_lane
-from noteseek.search.query import parse_query, semantic_text
+from noteseek.search.query import parse_bounded, semantic_text
 from noteseek.search.request import SearchRequest, SearchResources
 from noteseek.search.rows import CandidateRows
 from noteseek.search.snippet import make_snippet
@@ -61,7 +62,13 @@ def run(request: SearchRequest, resources: SearchResources) -> PipelineResult:
     want = max(k, settings.candidates)
     lanes: dict[str, list[tuple[int, float]]] = {}
     kw_response: keyword.KeywordResponse | None = None
-    query = parse_query(text, analyzer)
+    query, truncated = parse_bounded(text, analyzer, settings.max_query_terms)
+    if truncated:
+        warnings.append(
+            f"the query has more than {settings.max_query_terms} distinct words, phrases and "
+            f"exclusions; only the first {settings.max_query_terms} were used "
+            "(search.max_query_terms)"
+        )
     if mode == "semantic" and vectors is None:
         raise ValueError(
             "semantic search needs embeddings: enable them (embedding.enabled = true) "
@@ -90,6 +97,7 @@ def run(request: SearchRequest, resources: SearchResources) -> PipelineResult:
         kw_response = keyword.retrieve(store, kw_query, filters, want, settings)
         lanes["keyword"] = [(r.rowid, r.blended) for r in kw_response.results]
         timings["keyword_ms"] = _ms(started)
+        deadline.check()
 
     if vectors is not None and qvec is not None:
         started = time.perf_counter()
@@ -100,6 +108,7 @@ def run(request: SearchRequest, resources: SearchResources) -> PipelineResult:
             found = [item for item in found if item[0] not in hidden]
         lanes["semantic"] = found[:want]
         timings["vector_ms"] = _ms(started)
+        deadline.check()
 
     weights = {"keyword": settings.keyword_weight, "semantic": settings.semantic_weight}
     if settings.fusion == "score-aware" and len(lanes) > 1:
@@ -132,6 +141,7 @@ def run(request: SearchRequest, resources: SearchResources) -> PipelineResult:
             started = time.perf_counter()
             fused = stage.apply(fused, context)
             timings[f"{stage.name}_ms"] = _ms(started)
+            deadline.check()
     started = time.perf_counter()
     hits = _hits(
         store,
@@ -192,6 +202,7 @@ def _hits(
     hits: list[Hit] = []
     file_chunks: dict[int, list[ChunkRow]] = {}
     for item in fused:
+        deadline.check()  # snippets and explanations cost per hit
         row = rows.get(item.rowid)
         if row is None:  # deleted between the two statements
             continue

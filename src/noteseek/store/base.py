@@ -248,8 +248,9 @@ class Chunks(Protocol):
         """Every chunk's text, read in batches (never the whole index at once)."""
         ...
 
-    def link_rows(self) -> list[LinkRow]:
-        """Every stored link, by source doc_id then line."""
+    def link_rows(self, max_per_document: int = 0) -> list[LinkRow]:
+        """Every stored link, by source doc_id then line; with ``max_per_document``, only
+        the first that many of each document (by line). In time linear in the links."""
         ...
 
     def filtered_chunk_ids(self, filters: Filters) -> list[int]:

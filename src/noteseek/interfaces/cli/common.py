@@ -52,8 +52,10 @@ app = typer.Typer(
 config_app = typer.Typer(help="Inspect the resolved configuration.", no_args_is_help=True)
 app.add_typer(config_app, name="config")
 
-out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False, soft_wrap=True)  # paths in errors stay whole
+# User text (titles, paths, snippets, reasons) is printed as written: never highlighted, never
+# read as emoji codes (root:x:0:0 showed a red cross), and escaped wherever it meets markup.
+out = Console(highlight=False, soft_wrap=True, emoji=False)
+err = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)  # paths stay whole
 
 NO_INDEX = "no index yet: run `noteseek index <folder>` (or `noteseek init`)"
 
@@ -110,5 +112,25 @@ def call(ctx: Context, name: str, arguments: dict[str, Any], **options: Any) -> 
 
     Options left unset (None) take the operation's defaults, which come from the settings.
     """
-    op, params = parse(name, {k: v for k, v in arguments.items() if v is not None})
+    given = {k: v for k, v in arguments.items() if v is not None}
+    cleaned = {k: _from_argv(v) for k, v in given.items()}
+    if cleaned != given:
+        err.print(
+            "[yellow]note:[/] the arguments held bytes that are not UTF-8; each was read as "
+            "U+FFFD (\ufffd)",
+            markup=True,
+        )
+    op, params = parse(name, cleaned)
     return execute(op, ctx, params, **options)
+
+
+def _from_argv(value: Any) -> Any:
+    """Python decodes command-line bytes that are not UTF-8 into lone surrogates, which no
+    door accepts as text; a person who typed them means to search anyway (U+FFFD each)."""
+    from noteseek.analysis import unicode_text
+
+    if isinstance(value, str):
+        return unicode_text(value)
+    if isinstance(value, list):
+        return [unicode_text(v) if isinstance(v, str) else v for v in value]
+    return value

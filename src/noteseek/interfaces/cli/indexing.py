@@ -138,7 +138,7 @@ def _print_report(data: dict[str, Any], as_json: bool) -> None:
     if data["touched"]:
         parts.insert(3, f"{data['touched']} touched (same content)")
     out.print(
-        f"[bold]{data['scanned']}[/] files in {', '.join(data['roots'])}: "
+        f"[bold]{data['scanned']}[/] files in {escape(', '.join(data['roots']))}: "
         f"{', '.join(parts)} in {data['seconds']:.2f}s"
     )
     problems = data["problems"]
@@ -149,7 +149,7 @@ def _print_report(data: dict[str, Any], as_json: bool) -> None:
             f"{escape(p['reason'])}"
         )
     if len(problems) > 20:
-        out.print(f"  ... and {len(problems) - 20} more (noteseek status --json lists all)")
+        out.print(f"  ... and {len(problems) - 20} more (noteseek status --problems 0 lists all)")
     emb = data["embedding"]
     if emb:
         if emb.get("error"):

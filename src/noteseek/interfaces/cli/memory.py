@@ -135,7 +135,8 @@ def show(name: Annotated[str, typer.Argument()], as_json: Json = False) -> None:
     result = _run("read_memory", {"name": name}, as_json)
     if not as_json:
         tags = ", ".join(result["tags"]) or "-"
-        out.print(f"[bold]{escape(result['title'] or result['name'])}[/]  [dim]{result['name']}[/]")
+        title = escape(result["title"] or result["name"])
+        out.print(f"[bold]{title}[/]  [dim]{escape(result['name'])}[/]")
         out.print(
             f"[dim]{result['type']} · {result['status']} · tags {escape(tags)} · created "
             f"{result['created_at']} · updated {result['updated_at']}[/]"
@@ -181,7 +182,7 @@ def stats(as_json: Json = False) -> None:
     result = _run("memory_stats", {}, as_json)
     if as_json:
         return
-    out.print(f"[bold]{escape(result['folder'])}[/]  (root {result['root']})")
+    out.print(f"[bold]{escape(result['folder'])}[/]  (root {escape(result['root'])})")
     out.print(
         f"{result['memories']} memories ({result['daily_logs']} daily logs), "
         f"{result['total_bytes']:,} bytes, {result['trash']} in the trash, "

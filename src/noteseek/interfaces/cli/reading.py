@@ -87,12 +87,13 @@ def links(
     for label, items in (("links to", result["outgoing"]), ("linked from", result["backlinks"])):
         out.print(f"{label} ({len(items)}):")
         for item in items:
-            name = item["doc_id"] or f"{item['placeholder']} [yellow](no such note yet)[/]"
+            name = escape(item["doc_id"] or item["placeholder"])
+            if not item["doc_id"]:
+                name += " [yellow](no such note yet)[/]"
             anchor = f"#{item['anchor']}" if item["anchor"] else ""
             memory = "[magenta]memory[/] " if item.get("memory") else ""
             out.print(
-                f"  {memory}{escape(name) if item['doc_id'] else name}{escape(anchor)}  "
-                f"[dim]{item['type']}, line {item['line']}[/]"
+                f"  {memory}{name}{escape(anchor)}  [dim]{item['type']}, line {item['line']}[/]"
             )
             if item.get("memory") and item.get("context"):
                 out.print(f"      [dim]{escape(item['context'])}[/]")
@@ -118,8 +119,21 @@ def graph(
         out.print("[yellow]more neighbours exist than shown[/]")
 
 
+SHOWN_PROBLEMS = 20
+"""Problems ``status`` lists by default: a vault can have 50,000, and a terminal is no place
+for them (``--problems 0`` or ``--json`` gives all)."""
+
+
 @app.command()
 def status(
+    problems_shown: Annotated[
+        int,
+        typer.Option(
+            "--problems",
+            min=0,
+            help=f"Problems to list (default {SHOWN_PROBLEMS}); 0 lists all. --json lists all.",
+        ),
+    ] = SHOWN_PROBLEMS,
     as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
 ) -> None:
     """Roots, counts, problems with reasons, index size and the last run (exit 3 when the
@@ -167,12 +181,18 @@ def status(
         )
     problems = data["failures"]
     if problems:
-        out.print(f"[bold]{len(problems)} problems[/]")
-        for p in problems:
+        out.print(f"[bold]{len(problems):,} problems[/]")
+        shown = problems if problems_shown == 0 else problems[:problems_shown]
+        for p in shown:
             style = "red" if p["severity"] == "skipped" else "yellow"
             out.print(
                 f"  [{style}]{p['severity']}[/] {escape(p['root'])}/{escape(p['path'])}: "
                 f"{escape(p['reason'])}"
+            )
+        if len(shown) < len(problems):
+            out.print(
+                f"  ... and {len(problems) - len(shown):,} more "
+                "(noteseek status --problems 0 lists all, --json too)"
             )
 
 

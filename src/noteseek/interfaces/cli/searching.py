@@ -328,7 +328,7 @@ def _print_explain(info: dict[str, Any]) -> None:
             fields = ", ".join(f"{k} {v:.2f}" for k, v in kw["fields"].items() if v)
             out.print(
                 f"    [dim]keyword: #{kw['rank']}  bm25 {kw['bm25']:.3f} ({kw['match']}); terms: "
-                f"{', '.join(kw['matched_terms']) or '-'}; fields: {fields or '-'}[/]"
+                f"{escape(', '.join(kw['matched_terms'])) or '-'}; fields: {fields or '-'}[/]"
             )
     sem = info.get("semantic")
     if sem is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Iterator, Sequence
 
 from noteseek.store.base import ChunkRow, LinkRow
@@ -81,29 +82,37 @@ class SQLiteChunks(SQLiteCore):
             for row in rows:
                 yield row[1]
 
-    def link_rows(self) -> list[LinkRow]:
+    def link_rows(self, max_per_document: int = 0) -> list[LinkRow]:
         """Every stored link: (source doc_id, target, kind, line, anchor, heading path there,
-        display text, context)."""
-        rows = self._q(
-            "SELECT f.doc_id, l.target, l.kind, l.line, l.anchor, "
-            "(SELECT c.heading_path FROM chunks c WHERE c.file_id = l.file_id "
-            " AND c.start_line <= l.line ORDER BY c.start_line DESC LIMIT 1), l.display, "
-            "l.context "
-            "FROM links l JOIN files f ON f.id = l.file_id ORDER BY f.doc_id, l.line"
+        display text, context); with ``max_per_document``, only each document's first ones.
+
+        The heading path is found by merging each file's links with its chunks by line; a
+        subquery per link scanned every chunk of the file (100,000 links in a 1 MB note: 22 s).
+        """
+        # Links are stored in the order of the file, so a file's first ones are its lowest
+        # rowids: the index on file_id yields them without reading (or sorting) the rest.
+        links = self._q(
+            "SELECT f.doc_id, l.file_id, l.target, l.kind, l.line, l.anchor, l.display, "
+            "l.context FROM files f JOIN links l ON l.rowid IN (SELECT rowid FROM links "
+            "WHERE file_id = f.id ORDER BY rowid LIMIT ?) ORDER BY f.doc_id, l.line, l.rowid",
+            (max_per_document if max_per_document > 0 else -1,),
         )
-        return [
-            (
-                r[0],
-                r[1],
-                r[2],
-                int(r[3]),
-                r[4],
-                tuple(r[5].split(HEADING_SEP)) if r[5] else (),
-                r[6],
-                r[7],
-            )
-            for r in rows
-        ]
+        starts: dict[int, list[int]] = {}
+        headings: dict[int, list[str]] = {}
+        for file_id, start, heading in self._q(
+            "SELECT file_id, start_line, heading_path FROM chunks "
+            "WHERE file_id IN (SELECT DISTINCT file_id FROM links) ORDER BY file_id, start_line"
+        ):
+            starts.setdefault(file_id, []).append(start)
+            headings.setdefault(file_id, []).append(heading)
+        out: list[LinkRow] = []
+        for doc_id, file_id, target, kind, line, anchor, display, context in links:
+            # The last chunk starting at or before the link's line holds it.
+            at = bisect_right(starts.get(file_id, []), line) - 1
+            heading = headings[file_id][at] if at >= 0 else ""
+            path = tuple(heading.split(HEADING_SEP)) if heading else ()
+            out.append((doc_id, target, kind, int(line), anchor, path, display, context))
+        return out
 
     def filtered_chunk_ids(self, filters: Filters) -> list[int]:
         """Rowids of the chunks the filters let through (for filtering vector search)."""

@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from noteseek.deadline import SQLITE_PROGRESS_STEPS, sqlite_progress
 from noteseek.globs import path_match
 from noteseek.store.base import ChangeToken, IndexCorrupt, IndexUnwritable
 from noteseek.store.folder import FileIdentity, folder_error, identity
@@ -65,6 +66,9 @@ class SQLiteCore:
         conn.execute("PRAGMA temp_store = MEMORY")
         conn.execute("PRAGMA cache_size = -65536")
         conn.execute("PRAGMA mmap_size = 268435456")
+        # A search's time budget interrupts its statements (noteseek/deadline.py); other
+        # threads have no deadline and run to the end.
+        conn.set_progress_handler(sqlite_progress, SQLITE_PROGRESS_STEPS)
         conn.create_function("ns_path_match", 2, path_match, deterministic=True)
         conn.create_function("ns_author_match", 3, author_match, deterministic=True)
         return conn
