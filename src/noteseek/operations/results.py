@@ -187,6 +187,11 @@ class RootStatus(BaseModel):
 class EmbeddingStatus(BaseModel):
     model_config = ConfigDict(extra="allow")
     enabled: bool
+    keyword_only: bool = Field(
+        default=False,
+        description="The index was made keyword-only at index time (index --keyword-only); "
+        "nothing is embedded until index --embed.",
+    )
     provider: str
     model: str
     embedded: int
@@ -277,3 +282,6 @@ class IndexOut(BaseModel):
     skipped: int
     seconds: float
     problems: list[dict[str, Any]]
+    keyword_only: bool = Field(
+        default=False, description="The index stays keyword-only (chosen with keyword_only)."
+    )
