@@ -71,7 +71,15 @@ class CommitResult(BaseModel):
     explain: dict[str, Any] | None = None
 
 
+class IndexInfo(BaseModel):
+    """The index that answered a search: the index used last may not be the one meant."""
+
+    dir: str = Field(description="The index folder (absolute).")
+    roots: list[str] = Field(description="The names of the roots it holds.")
+
+
 class CommitSearchOut(BaseModel):
+    index: IndexInfo
     query: str
     mode: str
     took_ms: float
@@ -93,6 +101,7 @@ class SearchOut(BaseModel):
     status: Literal["ready", "indexing"] = Field(
         description="indexing: the index is being built or updated; results may be incomplete."
     )
+    index: IndexInfo = Field(description="The index (folder and roots) that answered.")
     query: str
     mode: str = Field(description="The mode asked for; lanes says which retrievers ran.")
     took_ms: float
