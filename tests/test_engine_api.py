@@ -24,12 +24,18 @@ METHODS = {
     "embedder": "()",
     "embedding_progress": "(*, allow_stale=False)",
     "get": "(ref)",
-    "index": "(roots=None, *, force=False, progress=None, keyword_only=False, embed_progress=None)",
+    "index": (
+        "(roots=None, *, force=False, progress=None, keyword_only=False, embed_progress=None, "
+        "choose_keyword_only=None)"
+    ),
+    "keyword_only": "()",
     "link_graph": "()",
     "links": "(ref)",
     "read_document": "(ref)",
     "section": "(ref, line)",
-    "rebuild": "(progress=None, *, keyword_only=False, embed_progress=None)",
+    "rebuild": (
+        "(progress=None, *, keyword_only=False, embed_progress=None, choose_keyword_only=None)"
+    ),
     "refresh": "()",
     "roots": "()",
     "kinds": "()",
@@ -58,6 +64,7 @@ METHODS = {
     "status": "()",
     "update_paths": "(root_name, rels)",
     "vector_index": "()",
+    "wants_vectors": "()",
 }
 """Each public method's parameters (names, kinds, defaults): the facade's public API."""
 

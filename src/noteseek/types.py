@@ -12,6 +12,11 @@ from typing import Any, Literal
 LinkKind = Literal["wikilink", "embed", "markdown", "property"]
 BlockKind = Literal["heading", "paragraph", "code", "list", "table", "quote", "html", "other"]
 
+KEYWORD_ONLY_NOTE = (
+    "keyword only (chosen at index time); run `noteseek index --embed` to add meaning search"
+)
+"""What every door says when the index holds no vectors because the user chose so."""
+
 
 @dataclass(frozen=True, slots=True)
 class Link:

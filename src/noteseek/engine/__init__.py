@@ -103,6 +103,8 @@ class Engine:
     source = _Delegate("_state", IndexState.source)
     embedder = _Delegate("_state", IndexState.embedder)
     embedding_progress = _Delegate("_state", IndexState.embedding_progress)
+    keyword_only = _Delegate("_state", IndexState.keyword_only)
+    wants_vectors = _Delegate("_state", IndexState.wants_vectors)
     vector_index = _Delegate("_state", IndexState.vector_index)
     analyzer = _Delegate("_state", IndexState.analyzer)
     link_graph = _Delegate("_state", IndexState.link_graph)

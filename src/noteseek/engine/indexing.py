@@ -12,6 +12,7 @@ and the report says so (``rebuilt_because``).
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -23,7 +24,7 @@ from noteseek.engine.state import IndexState
 from noteseek.indexing.embedding import EmbedReport, embed_pending
 from noteseek.indexing.indexer import Indexer, IndexReport, Progress
 from noteseek.indexing.manifest import build_manifest, manifest_changes
-from noteseek.store.base import IndexCorrupt
+from noteseek.store.base import IndexCorrupt, StoreError
 
 
 class Indexing:
@@ -32,6 +33,8 @@ class Indexing:
     def __init__(self, state: IndexState) -> None:
         self.state = state
         self.settings = state.settings
+        self._choice: bool | None = None
+        """The keyword-only choice of the run in progress, until it is stored."""
 
     def index(
         self,
@@ -41,12 +44,17 @@ class Indexing:
         progress: Progress | None = None,
         keyword_only: bool = False,
         embed_progress: Progress | None = None,
+        choose_keyword_only: bool | None = None,
     ) -> IndexReport:
         """Bring the index up to date with the roots (all of them, or the named ones).
 
-        Keyword rows are committed file by file; then, unless ``keyword_only`` or embeddings
-        are off, the chunks without vectors are embedded (``embed_progress`` reports it).
+        Keyword rows are committed file by file; then, unless ``keyword_only`` (this run),
+        a keyword-only index or embeddings off, the chunks without vectors are embedded
+        (``embed_progress`` reports it). ``choose_keyword_only`` True makes the index
+        keyword-only for every later run and process, False makes it embed again; None keeps
+        what was chosen before.
         """
+        self._choice = choose_keyword_only
         selected = self._select_roots(roots)
         if not selected:
             raise ConfigError(
@@ -71,6 +79,7 @@ class Indexing:
     ) -> IndexReport:
         report = IndexReport()
         reasons = self._check_manifest()
+        self._record_choice()
         if reasons:
             report.rebuilt_because = "; ".join(reasons)
             selected = {**self.state.roots(), **selected}
@@ -110,13 +119,16 @@ class Indexing:
         *,
         keyword_only: bool = False,
         embed_progress: Progress | None = None,
+        choose_keyword_only: bool | None = None,
     ) -> IndexReport:
         """Drop everything indexed and index every root again from the files.
 
         A sound index is cleared in place (stored vectors are kept for reuse). A damaged one
         (recorded, or found by a full check) has its files deleted and created again: nothing
-        in it is trusted.
+        in it is trusted, but the keyword-only choice is carried over. ``choose_keyword_only``
+        is as for :meth:`index`.
         """
+        self._choice = choose_keyword_only
         return self._rebuild(progress, keyword_only, embed_progress)
 
     def _rebuild(
@@ -139,8 +151,11 @@ class Indexing:
                 reason = exc.reason
         report = IndexReport(rebuilt_because="requested")
         if reason is not None:
+            if self._choice is None:
+                self._choice = self._saved_choice()
             report.rebuilt_because = self.state.recreate(reason)
         self.state.store.set_manifest(build_manifest(self.settings))
+        self._record_choice()
         result = self._indexer().run(roots, force=True, progress=progress, report=report)
         self.state.rebuilt()
         self._embed_after_index(result, keyword_only, embed_progress)
@@ -157,10 +172,23 @@ class Indexing:
             self.state.notices.append(report.notice)
         return report
 
+    def _record_choice(self) -> None:
+        """Store the keyword-only choice given for this run (once the index exists)."""
+        if self._choice is not None:
+            self.state.choose_keyword_only(self._choice)
+            self._choice = None
+
+    def _saved_choice(self) -> bool | None:
+        """The keyword-only choice of an index about to be deleted (None if unreadable)."""
+        try:
+            return self.state.keyword_only()
+        except (StoreError, sqlite3.Error):  # a damaged file may not answer: choice lost
+            return None
+
     def _embed_after_index(
         self, report: IndexReport, keyword_only: bool, progress: Progress | None
     ) -> None:
-        if keyword_only or not self.settings.embedding.enabled:
+        if keyword_only or not self.state.wants_vectors():
             return
         try:
             report.embedding = self.embed(progress=progress).to_dict()

@@ -456,7 +456,7 @@ class IndexService:
                 self.last_reconcile = time.time()
 
     def _embedding_due(self, engine: Engine) -> bool:
-        if not self.settings.embedding.enabled or not engine.index_exists:
+        if not engine.index_exists or not engine.wants_vectors():
             return False
         embedded, total = engine.embedding_progress()
         if embedded >= total:

@@ -16,7 +16,7 @@ from noteseek import deadline
 from noteseek.analysis import unicode_text
 from noteseek.embed.base import EmbeddingError
 from noteseek.engine.results import SearchResponse
-from noteseek.engine.state import IndexState
+from noteseek.engine.state import KEYWORD_ONLY_NOTE, IndexState
 from noteseek.indexing.embedding import MODEL_META_KEY
 from noteseek.search import pipeline
 from noteseek.search.compress import compress
@@ -221,6 +221,12 @@ class Searching:
                 raise ValueError(
                     "semantic search is off (embedding.enabled = false); use --mode keyword"
                 )
+            return None
+        if self.state.keyword_only():
+            # The user chose a keyword-only index: keyword results are the answer, not a fault.
+            if mode == "semantic":
+                raise ValueError(f"this index is {KEYWORD_ONLY_NOTE}")
+            warnings.append(f"{KEYWORD_ONLY_NOTE}; showing keyword results")
             return None
         embedded, total = self.state.embedding_progress(allow_stale=True)
         if embedded == 0:

@@ -58,6 +58,7 @@ from noteseek.store.factory import (
     open_store,
     remove_index,
 )
+from noteseek.types import KEYWORD_ONLY_NOTE as KEYWORD_ONLY_NOTE
 
 COMMUNITY_THROTTLE = 60.0
 """Seconds between recomputations of the link-graph communities while the index changes."""
@@ -66,6 +67,9 @@ CONCEPT_THROTTLE = 3600.0
 
 REBUILDING = "being rebuilt from the files; it was damaged: "
 """How a damaged index is recorded while it is rebuilt (searches are refused meanwhile)."""
+
+KEYWORD_ONLY_META_KEY = "keyword_only"
+"""Meta key: "1" when the user chose a keyword-only index (``noteseek index --keyword-only``)."""
 
 Communities = tuple[dict[str, int], dict[int, int]]
 """Community per doc id, and the same per file id (for the community boost)."""
@@ -316,6 +320,21 @@ class IndexState:
     def dates_trusted(self) -> bool:
         """Whether the documents' dates say when they were written (recency, ``auto``)."""
         return self._dates_trusted.get()
+
+    def keyword_only(self) -> bool:
+        """Whether the user chose a keyword-only index (remembered in the index, so later
+        ``index`` runs, ``serve``, ``mcp`` and ``watch`` do not start embedding)."""
+        if self._store is None and not self.index_exists:
+            return False
+        return self.store.meta(KEYWORD_ONLY_META_KEY) == "1"
+
+    def choose_keyword_only(self, keyword_only: bool) -> None:
+        """Remember (True) or drop (False) the choice of a keyword-only index."""
+        self.store.set_meta(KEYWORD_ONLY_META_KEY, "1" if keyword_only else "0")
+
+    def wants_vectors(self) -> bool:
+        """Whether chunks should be embedded: embeddings on, and not a keyword-only index."""
+        return self.settings.embedding.enabled and not self.keyword_only()
 
     def vector_index(self) -> VectorIndex:
         """The vectors of the configured model (loads the embedder for its dimension)."""

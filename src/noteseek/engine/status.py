@@ -71,6 +71,7 @@ def _contents(state: IndexState, out: dict[str, Any]) -> dict[str, Any]:
     emb = state.settings.embedding
     out["embedding"] = {
         "enabled": emb.enabled,
+        "keyword_only": state.keyword_only(),
         "provider": emb.provider,
         "model": state.model_id,
         "index_model": state.store.meta(MODEL_META_KEY),

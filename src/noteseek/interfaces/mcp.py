@@ -22,6 +22,7 @@ import anyio
 
 from noteseek import __version__
 from noteseek.operations import OperationError, Runtime, input_schema, mcp_operations
+from noteseek.operations.search import index_line
 
 if TYPE_CHECKING:
     from noteseek.config import LoadedConfig
@@ -40,6 +41,8 @@ def render_text(name: str, payload: dict[str, Any]) -> str:
         if payload["status"] == "indexing":
             head += " - index still building"
         lines.append(head)
+        if "index" in payload:
+            lines.append(index_line(payload["index"]))
         if "compression" in payload:
             c = payload["compression"]
             lines.append(

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from noteseek import __version__
 from noteseek.operations.context import Context
 from noteseek.operations.errors import Invalid, Unavailable
 from noteseek.operations.params import IndexRoots, NoParams, Rebuild, Reindex
+
+if TYPE_CHECKING:
+    from noteseek.engine import Engine
 
 
 def index_status(ctx: Context, _p: NoParams) -> dict[str, Any]:
@@ -89,11 +92,16 @@ def index(ctx: Context, p: IndexRoots, **progress: Any) -> dict[str, Any]:
     from noteseek.engine.live import writer_role
 
     engine = ctx.engine
+    choice = _keyword_only_choice(p.keyword_only, p.embed)
     with writer_role(engine.index_dir, "index"):
         report = engine.index(
-            p.roots or None, force=p.force, keyword_only=p.keyword_only, **progress
+            p.roots or None,
+            force=p.force,
+            keyword_only=p.keyword_only,
+            choose_keyword_only=choice,
+            **progress,
         )
-    return report.to_dict() | {"index_dir": str(engine.index_dir)}
+    return _summary(engine, report.to_dict())
 
 
 def rebuild(ctx: Context, p: Rebuild, **progress: Any) -> dict[str, Any]:
@@ -102,6 +110,19 @@ def rebuild(ctx: Context, p: Rebuild, **progress: Any) -> dict[str, Any]:
         raise Unavailable("nothing to rebuild: no roots configured or indexed")
     from noteseek.engine.live import writer_role
 
+    choice = _keyword_only_choice(p.keyword_only, p.embed)
     with writer_role(engine.index_dir, "rebuild"):
-        report = engine.rebuild(keyword_only=p.keyword_only, **progress)
-    return report.to_dict() | {"index_dir": str(engine.index_dir)}
+        report = engine.rebuild(keyword_only=p.keyword_only, choose_keyword_only=choice, **progress)
+    return _summary(engine, report.to_dict())
+
+
+def _summary(engine: Engine, report: dict[str, Any]) -> dict[str, Any]:
+    """An index run's report, with where the index is and whether it stays keyword-only."""
+    return report | {"index_dir": str(engine.index_dir), "keyword_only": engine.keyword_only()}
+
+
+def _keyword_only_choice(keyword_only: bool, embed: bool) -> bool | None:
+    """What to remember in the index: keyword-only (True), embed (False) or as before (None)."""
+    if keyword_only and embed:
+        raise Invalid("keyword_only and embed contradict each other: give one of them")
+    return True if keyword_only else False if embed else None

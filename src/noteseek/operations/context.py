@@ -43,7 +43,7 @@ class Context:
             return False  # nothing runs in the background of a one-shot command
         if self.service.busy:
             return True
-        if engine.settings.embedding.enabled and not self.service.embedding_blocked:
+        if engine.wants_vectors() and not self.service.embedding_blocked:
             embedded, total = engine.embedding_progress(allow_stale=True)
             return embedded < total
         return False

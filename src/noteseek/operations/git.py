@@ -21,6 +21,7 @@ from noteseek.operations.params import (
     TopN,
     top_n_field,
 )
+from noteseek.operations.search import index_info
 
 MAX_HUNK_CHARS = 4_000
 """Most hunk text one commit result carries (``include_diff``)."""
@@ -91,6 +92,7 @@ def search_git_history(ctx: Context, p: SearchGitHistory) -> dict[str, Any]:
     if ctx.indexing() and ctx.service is not None:
         warnings.append("the index is being built or updated: results may be incomplete")
     return {
+        "index": index_info(ctx),
         "query": found.query,
         "mode": found.mode,
         "took_ms": round(found.took_ms, 1),

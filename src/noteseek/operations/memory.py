@@ -260,7 +260,7 @@ def _index(ctx: Context, root: str, names: Iterable[str]) -> str:
             engine.update_paths(root, rels)
             embedded, total = engine.embedding_progress()
             pending = total - embedded
-            if engine.settings.embedding.enabled and 0 < pending <= EMBED_AT_ONCE:
+            if engine.wants_vectors() and 0 < pending <= EMBED_AT_ONCE:
                 engine.embed()
                 return "indexed and embedded"
     except WriterBusy as exc:

@@ -65,6 +65,12 @@ def _typed(what: str) -> Any:
 Int = Annotated[int, _typed("an integer")]
 Float = Annotated[float, _typed("a number")]
 Bool = Annotated[bool, Field(strict=True)]
+
+KEYWORD_ONLY_HELP = (
+    "Skip embeddings and keep the index keyword-only: later index runs, serve, mcp and watch "
+    "do not embed until --embed."
+)
+EMBED_HELP = "Embed again: undo an earlier --keyword-only (meaning search on this index)."
 """true or false only: not 1, 0 or text that spells one."""
 
 
@@ -279,13 +285,13 @@ class IndexRoots(Params):
         default=None, description="Root names or folders (default: every root)."
     )
     force: Bool = Field(default=False, description="Re-read every file, even unchanged ones.")
-    keyword_only: Bool = Field(
-        default=False, description="Skip embeddings (keyword search only) this run."
-    )
+    keyword_only: Bool = Field(default=False, description=KEYWORD_ONLY_HELP)
+    embed: Bool = Field(default=False, description=EMBED_HELP)
 
 
 class Rebuild(Params):
-    keyword_only: Bool = Field(default=False, description="Skip embeddings (keyword search only).")
+    keyword_only: Bool = Field(default=False, description=KEYWORD_ONLY_HELP)
+    embed: Bool = Field(default=False, description=EMBED_HELP)
 
 
 # -- validation --------------------------------------------------------------------------------

@@ -71,7 +71,15 @@ class CommitResult(BaseModel):
     explain: dict[str, Any] | None = None
 
 
+class IndexInfo(BaseModel):
+    """The index that answered a search: the index used last may not be the one meant."""
+
+    dir: str = Field(description="The index folder (absolute).")
+    roots: list[str] = Field(description="The names of the roots it holds.")
+
+
 class CommitSearchOut(BaseModel):
+    index: IndexInfo
     query: str
     mode: str
     took_ms: float
@@ -93,6 +101,7 @@ class SearchOut(BaseModel):
     status: Literal["ready", "indexing"] = Field(
         description="indexing: the index is being built or updated; results may be incomplete."
     )
+    index: IndexInfo = Field(description="The index (folder and roots) that answered.")
     query: str
     mode: str = Field(description="The mode asked for; lanes says which retrievers ran.")
     took_ms: float
@@ -187,6 +196,11 @@ class RootStatus(BaseModel):
 class EmbeddingStatus(BaseModel):
     model_config = ConfigDict(extra="allow")
     enabled: bool
+    keyword_only: bool = Field(
+        default=False,
+        description="The index was made keyword-only at index time (index --keyword-only); "
+        "nothing is embedded until index --embed.",
+    )
     provider: str
     model: str
     embedded: int
@@ -277,3 +291,6 @@ class IndexOut(BaseModel):
     skipped: int
     seconds: float
     problems: list[dict[str, Any]]
+    keyword_only: bool = Field(
+        default=False, description="The index stays keyword-only (chosen with keyword_only)."
+    )

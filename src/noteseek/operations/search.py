@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from noteseek.operations.context import Context
@@ -46,6 +48,30 @@ def search_with_hypothesis(ctx: Context, p: Hypothesis) -> dict[str, Any]:
     return search_payload(ctx, response, grow_to=p.expand_chars)
 
 
+def index_info(ctx: Context) -> dict[str, Any]:
+    """The index that answers (its folder and root names), for every search result set.
+
+    The agent memory folder, which every index may have, is left out: it tells no vault apart.
+    """
+    from noteseek.sources.memory import MEMORY_KIND  # not at import: the CLI imports this module
+
+    engine = ctx.engine
+    roots: list[str] = []
+    if engine.index_exists:
+        kinds = engine.store.root_kinds()
+        roots = sorted(n for n in engine.store.roots() if kinds.get(n) != MEMORY_KIND)
+    return {"dir": str(engine.index_dir), "roots": roots}
+
+
+def index_line(info: dict[str, Any]) -> str:
+    """``index ~/.local/share/noteseek/... (roots: notes, docs)``: what the doors print."""
+    folder = str(info["dir"])
+    home = str(Path.home())
+    if home not in ("", os.sep) and (folder == home or folder.startswith(home + os.sep)):
+        folder = "~" + folder[len(home) :]
+    return f"index {folder} (roots: {', '.join(info['roots']) or 'none'})"
+
+
 def search_payload(ctx: Context, response: SearchResponse, grow_to: int = 0) -> dict[str, Any]:
     """The response with each result's text capped (``explain`` kept when asked for).
 
@@ -80,6 +106,7 @@ def search_payload(ctx: Context, response: SearchResponse, grow_to: int = 0) -> 
         warnings.append("the index is being built or updated: results may be incomplete")
     payload: dict[str, Any] = {
         "status": "indexing" if indexing else "ready",
+        "index": index_info(ctx),
         "query": response.query,
         "mode": response.mode,
         "took_ms": round(response.took_ms, 1),

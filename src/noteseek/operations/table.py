@@ -223,7 +223,7 @@ OPERATIONS: dict[str, Operation] = {
             IndexOut,
             admin.rebuild,
             False,
-            ("conflict", "unavailable"),
+            ("invalid", "conflict", "unavailable"),
             mcp=False,
         ),
         *MEMORY_OPERATIONS,

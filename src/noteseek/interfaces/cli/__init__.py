@@ -24,7 +24,8 @@ __all__ = ["app", "main"]
 
 def main() -> None:
     try:
-        app()
+        # One name however it is started (``python -m`` too): shell completion keys on it.
+        app(prog_name="noteseek")
     except KeyboardInterrupt:
         err.print("interrupted")
         sys.exit(EXIT_INTERRUPTED)

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 from rich.console import Console
 from rich.markup import escape
+from typer.core import TyperOption
 
 from noteseek.config import ConfigError
 from noteseek.operations import NO_LIMITS, Context, ErrorKind, OperationError, execute, parse
@@ -45,7 +46,7 @@ app = typer.Typer(
     name="noteseek",
     help="Local-first search over Markdown notes, docs and agent memory.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,  # --install-completion / --show-completion for bash, zsh, fish, pwsh
     rich_markup_mode="rich",
     pretty_exceptions_enable=False,
 )
@@ -65,11 +66,48 @@ class State:
     flags: dict[str, Any] = {}  # noqa: RUF012 - one CLI invocation per process
 
 
+def package_version() -> str:
+    """The installed package's version (the source's when run from a tree not installed)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("noteseek")
+    except PackageNotFoundError:
+        from noteseek import __version__
+
+        return __version__
+
+
+def _print_version(asked: bool) -> None:
+    if asked:
+        out.print(f"noteseek {package_version()}")
+        raise typer.Exit()
+
+
+def _flag_type(self: TyperOption, ctx: Any) -> str | None:
+    """No type column for flags: typer shows every option's type, and ``<bool>`` beside a
+    flag that takes no value reads as if it wanted one (``--json <bool>``)."""
+    if self.is_flag:
+        return None
+    return _option_type(self, ctx)
+
+
+_option_type = TyperOption.display_type_rich
+TyperOption.display_type_rich = _flag_type  # type: ignore[method-assign]
+
+
 @app.callback()
 def _main(
     config: Path | None = typer.Option(None, "--config", "-c", help="Project config file to use."),
     index_dir: Path | None = typer.Option(
         None, "--index-dir", help="Index folder (overrides index.dir)."
+    ),
+    version: bool = typer.Option(
+        False,
+        "--version",
+        help="Print noteseek's version and exit.",
+        callback=_print_version,
+        is_eager=True,
     ),
 ) -> None:
     State.config_file = config

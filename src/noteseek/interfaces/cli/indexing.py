@@ -20,6 +20,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from noteseek.config import PROJECT_FILE, init_template
 from noteseek.interfaces.cli.common import EXIT_USAGE, app, call, err, fail, opened, out
+from noteseek.operations.params import EMBED_HELP, KEYWORD_ONLY_HELP
+from noteseek.types import KEYWORD_ONLY_NOTE
 
 
 @app.command()
@@ -41,10 +43,8 @@ def index(
         list[str] | None, typer.Argument(help="Root names or folders (default: all roots).")
     ] = None,
     force: Annotated[bool, typer.Option(help="Re-read every file, even unchanged ones.")] = False,
-    keyword_only: Annotated[
-        bool,
-        typer.Option("--keyword-only", help="Skip embeddings (keyword search only) this run."),
-    ] = False,
+    keyword_only: Annotated[bool, typer.Option("--keyword-only", help=KEYWORD_ONLY_HELP)] = False,
+    embed: Annotated[bool, typer.Option("--embed", help=EMBED_HELP)] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
 ) -> None:
     """Index roots incrementally, then embed new chunks (keyword search works meanwhile)."""
@@ -56,7 +56,7 @@ def index(
         data = call(
             ctx,
             "index",
-            {"roots": roots or None, "force": force, "keyword_only": keyword_only},
+            {"roots": roots or None, "force": force, "keyword_only": keyword_only, "embed": embed},
             progress=progress,
             embed_progress=embed_progress,
         )
@@ -65,9 +65,8 @@ def index(
 
 @app.command()
 def rebuild(
-    keyword_only: Annotated[
-        bool, typer.Option("--keyword-only", help="Skip embeddings (keyword search only).")
-    ] = False,
+    keyword_only: Annotated[bool, typer.Option("--keyword-only", help=KEYWORD_ONLY_HELP)] = False,
+    embed: Annotated[bool, typer.Option("--embed", help=EMBED_HELP)] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
 ) -> None:
     """Drop the index and build it again from the files (cached vectors are reused)."""
@@ -79,7 +78,7 @@ def rebuild(
         data = call(
             ctx,
             "rebuild",
-            {"keyword_only": keyword_only},
+            {"keyword_only": keyword_only, "embed": embed},
             progress=progress,
             embed_progress=embed_progress,
         )
@@ -150,6 +149,8 @@ def _print_report(data: dict[str, Any], as_json: bool) -> None:
         )
     if len(problems) > 20:
         out.print(f"  ... and {len(problems) - 20} more (noteseek status --problems 0 lists all)")
+    if data.get("keyword_only"):
+        out.print(escape(KEYWORD_ONLY_NOTE))
     emb = data["embedding"]
     if emb:
         if emb.get("error"):

@@ -24,6 +24,7 @@ from noteseek.interfaces.cli.common import (
 )
 from noteseek.operations import Context
 from noteseek.operations.params import CHUNK_ID_PATTERN, MAX_DOCUMENT_LINES
+from noteseek.types import KEYWORD_ONLY_NOTE
 
 _PATH_LINE = re.compile(r"^(.*):(\d+)$")
 
@@ -165,6 +166,8 @@ def status(
     if emb:
         if not emb["enabled"]:
             out.print("embeddings off (keyword search only)")
+        elif emb.get("keyword_only"):
+            out.print(escape(KEYWORD_ONLY_NOTE))
         else:
             pct = 100.0 * emb["embedded"] / emb["total"] if emb["total"] else 100.0
             out.print(

@@ -26,6 +26,7 @@ from noteseek.interfaces.cli.common import (
     out,
 )
 from noteseek.operations import Context
+from noteseek.operations.search import index_line
 
 
 @app.command()
@@ -115,6 +116,10 @@ def search(
         bool, typer.Option("--diff", help="--source commits: show the hunk that matched.")
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print results as JSON.")] = False,
+    quiet: Annotated[
+        bool,
+        typer.Option("--quiet", "-q", help="No header line naming the index that answered."),
+    ] = False,
     queries: Annotated[
         Path | None,
         typer.Option(help='JSONL file of {"_id", "text"} queries; prints one JSON line each.'),
@@ -153,7 +158,7 @@ def search(
             "include_diff": diff or None,
             "explain": explain or None,
         }
-        _search_commits(query, queries, commit_args, as_json)
+        _search_commits(query, queries, commit_args, as_json, quiet)
         return
     if author or changed or diff:
         raise fail("--author, --file and --diff need --source commits", EXIT_USAGE)
@@ -197,6 +202,7 @@ def search(
     if as_json:
         out.print_json(json.dumps(response, ensure_ascii=False))
     else:
+        _print_index(response, quiet)
         print_hits(hits, explain, full or bool(expand))
         for warning in response["warnings"]:
             err.print(f"[yellow]note:[/] {escape(warning)}")
@@ -218,7 +224,7 @@ def search(
 
 
 def _search_commits(
-    query: str | None, queries: Path | None, args: dict[str, Any], as_json: bool
+    query: str | None, queries: Path | None, args: dict[str, Any], as_json: bool, quiet: bool
 ) -> None:
     with opened(need_index=True) as ctx:
         if queries is not None:
@@ -229,6 +235,7 @@ def _search_commits(
     if as_json:
         out.print_json(json.dumps(response, ensure_ascii=False))
     else:
+        _print_index(response, quiet)
         print_commits(commits, bool(args.get("explain")))
         for warning in response["warnings"]:
             err.print(f"[yellow]note:[/] {escape(warning)}")
@@ -238,6 +245,13 @@ def _search_commits(
         )
     if not commits:
         raise typer.Exit(EXIT_NOT_FOUND)
+
+
+def _print_index(response: dict[str, Any], quiet: bool) -> None:
+    """Which index answered (on stderr, like the notes: stdout stays the results), since the
+    index used last may belong to another vault than the one meant."""
+    if not quiet:
+        err.print(f"[dim]{escape(index_line(response['index']))}[/]")
 
 
 def print_commits(commits: list[dict[str, Any]], explain: bool) -> None:
@@ -278,6 +292,7 @@ def _batch(ctx: Context, name: str, text_field: str, path: Path, args: dict[str,
         response = call(ctx, name, {**args, text_field: text})
         record = {
             "query_id": qid,
+            "index": response["index"],
             "mode": response["mode"],
             "took_ms": response["took_ms"],
             "results": response["results"] if "results" in response else response["commits"],

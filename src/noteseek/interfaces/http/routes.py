@@ -28,7 +28,7 @@ from noteseek.operations import (
     input_schema,
     parse,
 )
-from noteseek.operations.results import SearchResult
+from noteseek.operations.results import IndexInfo, SearchResult
 
 ERROR_STATUS: dict[ErrorKind, int] = {
     "invalid": 400,
@@ -60,6 +60,7 @@ class SearchDone(BaseModel):
     """The last event of ``/query_documents_stream``."""
 
     status: str
+    index: IndexInfo = Field(description="The index (folder and roots) that answered.")
     query: str
     mode: str
     results: int = Field(description="How many result events were sent.")
@@ -223,6 +224,7 @@ def _add_stream_route(router: APIRouter, runtime: Runtime) -> None:
                 )
             done = SearchDone(
                 status=payload["status"],
+                index=payload["index"],
                 query=payload["query"],
                 mode=payload["mode"],
                 results=len(payload["results"]),
