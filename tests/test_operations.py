@@ -100,6 +100,12 @@ def test_aliases_and_setting_defaults(name: str, arguments: dict, expected: dict
         ("reindex", {"paths": ["/x/" + "a" * 256]}, "a file or folder name holds at most 255"),
         ("index", {"roots": ["a" * 4096]}, "a path holds at most 4,095"),
         ("reindex", {"paths": ["a\x00"]}, "NUL"),
+        # The schema names one type for these: null is refused as the schema says (leaving
+        # the parameter out gives the setting's default).
+        ("query_documents", {"query": "x", "top_n": None}, "leave the parameter out"),
+        ("query_documents", {"query": "x", "mode": None}, "leave the parameter out"),
+        ("flush_memories", {"tags": None}, "leave the parameter out"),
+        ("search_memories", {"query": "x", "expand_chars": None}, "leave the parameter out"),
     ],
 )
 def test_bad_arguments_are_invalid_with_a_precise_message(

@@ -12,6 +12,7 @@ from noteseek.operations.params import (
     DocumentPath,
     Int,
     Mode,
+    NotNull,
     Params,
     TopN,
     top_n_field,
@@ -35,6 +36,7 @@ MemoryName = Annotated[
 ]
 Tags = Annotated[
     list[Annotated[str, Field(min_length=1, max_length=100)]] | None,
+    NotNull,
     Field(max_length=50),
     WithJsonSchema({"type": "array", "items": {"type": "string"}, "maxItems": 50}),
 ]
@@ -44,6 +46,7 @@ Status = Annotated[
 ]
 Expand = Annotated[
     Int | None,
+    NotNull,
     Field(ge=0, le=8_000),
     WithJsonSchema({"type": "integer", "minimum": 0, "maximum": 8_000}),
 ]

@@ -63,6 +63,18 @@ def _typed(what: str) -> Any:
 
 
 Int = Annotated[int, _typed("an integer")]
+
+
+def _not_null(value: Any) -> Any:
+    if value is None:
+        raise ValueError("null is not a value here: leave the parameter out for its default")
+    return value
+
+
+NotNull = BeforeValidator(_not_null)
+"""For a parameter whose default (None) means "the setting" and whose schema names one type:
+leaving it out gives the setting, and an explicit null is refused, as the schema says (an
+agent that follows the schema never sends one; one that does learns how to ask)."""
 Float = Annotated[float, _typed("a number")]
 Bool = Annotated[bool, Field(strict=True)]
 
@@ -124,11 +136,13 @@ DocumentPath = Annotated[
 # with null (which clients render as "integer or nothing" and some refuse to fill).
 TopN = Annotated[
     Int | None,
+    NotNull,
     Field(ge=1, le=MAX_TOP_N),
     WithJsonSchema({"type": "integer", "minimum": 1, "maximum": MAX_TOP_N}),
 ]
 Mode = Annotated[
     Literal["hybrid", "keyword", "semantic"] | None,
+    NotNull,
     WithJsonSchema({"type": "string", "enum": ["hybrid", "keyword", "semantic"]}),
 ]
 
