@@ -4,10 +4,14 @@ index) at the smallest size that still shows it."""
 
 from __future__ import annotations
 
+import json
 import random
+import shutil
+import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import psutil
 import pytest
@@ -98,3 +102,57 @@ def test_a_damaged_full_text_table_is_not_sound(tmp_path: Path) -> None:
     con.commit()
     con.close()
     assert not snapshot(db, ROOT).sound
+
+
+def test_ties_inside_the_top_10_must_hold_the_same_results_but_ties_at_the_cut_may_differ() -> None:
+    from soak import same_ranking
+
+    a = [((5.0, 1.0), "a.md", 1), ((3.0, 1.0), "b.md", 1), ((3.0, 1.0), "c.md", 1)]
+    swapped = [a[0], a[2], a[1]]
+    assert same_ranking(a, swapped)  # tied, in another order
+    b = [((5.0, 1.0), "a.md", 1), ((4.0, 1.0), "b.md", 1), ((1.0, 1.0), "c.md", 1)]
+    other_top = [((5.0, 1.0), "x.md", 1), ((4.0, 1.0), "b.md", 1), ((1.0, 1.0), "c.md", 1)]
+    assert not same_ranking(b, other_top)
+    cut = [((5.0, 1.0), "a.md", 1), ((4.0, 1.0), "b.md", 1), ((1.0, 1.0), "z.md", 1)]
+    assert same_ranking(b, cut)  # the last place: another result with the same score
+    assert not same_ranking(b, b[:2])
+
+
+def soak(tmp_path: Path, options: str) -> dict[str, Any]:
+    """Run bench/soak.py on a copy of the example vault (too small for parser processes, so
+    nothing may be left behind whatever branch this runs on); its JSON figures."""
+    vault = tmp_path / "vault"
+    shutil.copytree(EXAMPLE_VAULT, vault)
+    argv = f"--corpus {vault} --workdir {tmp_path / 'work'} --json {options}".split()
+    proc = subprocess.run(
+        [sys.executable, str(BENCH / "soak.py"), *argv],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    results: dict[str, Any] = json.loads(proc.stdout)
+    assert results["failures"] == []
+    return results
+
+
+def test_the_kills_phase_kills_checks_recovers_and_compares_with_a_fresh_index(
+    tmp_path: Path,
+) -> None:
+    kills = soak(tmp_path, "--phase kills --kills 1 --edits 2 --queries 2 --leak-grace 1")["kills"]
+    assert (kills["kills"], kills["survived"], kills["leaked_processes"]) == (1, 1, 0)
+    assert set(kills["run_time_alone_s"]) == {"index", "index_force", "serve", "mcp"}
+    final = kills["final"]
+    assert final["same_documents"] and final["chunks"] == final["fresh_chunks"]
+    assert final["same_top10"] == final["queries"] == 2
+
+
+def test_the_load_phase_drives_every_door_and_finds_the_last_edit(tmp_path: Path) -> None:
+    options = "--phase load --load-seconds 2 --http-clients 2 --mcp-clients 1 --leak-grace 1"
+    load = soak(tmp_path, options)["load"]
+    doors = load["doors"]
+    assert all(doors[d]["requests"] > 0 for d in ("http search", "http read", "mcp search"))
+    assert all(doors[d]["errors"] == 0 for d in doors)
+    assert load["freshness_s"]["http"] is not None and load["freshness_s"]["mcp"] is not None
+    assert load["peak_rss_by_command_mb"]["serve"] > 0 and load["peak_rss_by_command_mb"]["mcp"] > 0
+    assert (load["leftovers"], load["serve_exit"]) == (0, 0)
