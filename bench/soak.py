@@ -403,7 +403,7 @@ def markdown(results: dict[str, Any]) -> str:
             f"| 5xx answers, connections lost | {hostile['server_errors']}, {hostile['connection_errors']} |",  # noqa: E501
             f"| Tracebacks (CLI output, server log) | {hostile['tracebacks']} |",
             f"| Processes left after their command ended | {hostile['leftovers']} |",
-            f"| Stalls (index timed out, request over {hostile['stall_s']:.0f} s); slowest request | {hostile['stalls']}; {hostile['slowest_request_s']} s |",  # noqa: E501
+            f"| Stalls (an index run or CLI line timed out, a request over {hostile['stall_s']:.0f} s); slowest request | {hostile['stalls']}; {hostile['slowest_request_s']} s |",  # noqa: E501
             "",
         ]
     fails = results["failures"]

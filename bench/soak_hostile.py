@@ -333,8 +333,10 @@ def hostile_phase(args: argparse.Namespace, work: Path, procs: Procs) -> dict[st
     silent = [n for n in hostile_paths if not (as_indexed(n) & (indexed | problems))]
     mesh_docs = sum(1 for p in indexed if p.startswith("links/mesh"))
     outside = [p for p in indexed if p.startswith("links/secret") or "outside-folder" in p]
-    cli = hostile_cli(procs, folder, rng, args.hostile_cli)
+    # A command line gets the time of a stalled request plus the CLI's start-up.
+    cli = hostile_cli(procs, folder, rng, args.hostile_cli, args.stall_seconds * 3)
     tracebacks += cli["tracebacks"]
+    stalls += cli["stalls"]
     http = hostile_http(args, procs, folder, rng, sorted(indexed))
     tracebacks += http["tracebacks"]
     stalls += http["stalls"]
@@ -355,6 +357,7 @@ def hostile_phase(args: argparse.Namespace, work: Path, procs: Procs) -> dict[st
         "outside_root_indexed": len(outside),
         "duplicate_mesh_documents": max(0, mesh_docs - mesh_notes),
         "cli_inputs": cli["inputs"],
+        "cli_failures": cli["failures"],
         "requests": http["requests"],
         "requests_planned": args.hostile_requests,
         "statuses": http["statuses"],
@@ -362,6 +365,7 @@ def hostile_phase(args: argparse.Namespace, work: Path, procs: Procs) -> dict[st
         "connection_errors": http["connection_errors"],
         "request_failures": http["failures"],
         "outside_root_served": http["outside_served"],
+        "outside_root_served_by": http["outside_served_by"],
         "slowest_request_s": http["slowest_s"],
         "slowest_requests": http["slowest"],
         "stall_s": args.stall_seconds,
@@ -372,8 +376,11 @@ def hostile_phase(args: argparse.Namespace, work: Path, procs: Procs) -> dict[st
     }
 
 
-def hostile_cli(procs: Procs, folder: Path, rng: random.Random, count: int) -> dict[str, Any]:
-    """A few hostile ``noteseek search`` command lines: exit 0 or a message, no traceback."""
+def hostile_cli(
+    procs: Procs, folder: Path, rng: random.Random, count: int, timeout: float
+) -> dict[str, Any]:
+    """A few hostile ``noteseek search`` command lines: an answer or a message within
+    ``timeout`` seconds, never a traceback."""
     lines = [
         ["search", os.fsdecode(b"caf\xe9 \xff")],
         ["search", "--path", "[z-a]", "page"],
@@ -389,15 +396,25 @@ def hostile_cli(procs: Procs, folder: Path, rng: random.Random, count: int) -> d
         ["search", "--json", "root:x:0:0"],
     ]
     rng.shuffle(lines)
-    tracebacks = 0
+    tracebacks = stalls = 0
     leftovers = []
+    failures = []
     for line in lines[:count]:
-        done = procs.run(line, folder, timeout=120)
-        tracebacks += done.traceback or done.code == -1
+        done = procs.run(line, folder, timeout=timeout)
+        tracebacks += done.traceback
+        stalls += done.code == -1
         leftovers += done.leftovers
-        if done.traceback:
-            log(f"hostile: traceback from noteseek {' '.join(map(repr, line))[:120]}")
-    return {"inputs": min(count, len(lines)), "tracebacks": tracebacks, "leftovers": leftovers}
+        if done.traceback or done.code == -1:
+            why = "traceback" if done.traceback else f"no answer within {timeout:.0f} s"
+            failures.append(f"{why}: noteseek {' '.join(map(repr, line))[:100]}")
+            log(f"hostile: {failures[-1]}")
+    return {
+        "inputs": min(count, len(lines)),
+        "tracebacks": tracebacks,
+        "stalls": stalls,
+        "failures": failures,
+        "leftovers": leftovers,
+    }
 
 
 def hostile_http(
@@ -407,7 +424,8 @@ def hostile_http(
     server = procs.start("serve", ["serve", "--port", "0"], folder)
     statuses: Counter[str] = Counter()
     slow: list[tuple[float, str]] = []
-    connection_errors = outside = stalls = 0
+    connection_errors = stalls = 0
+    outside: list[str] = []  # the requests whose answer held the word from outside the root
     failures: list[str] = []
     try:
         deadline = time.monotonic() + 120
@@ -431,7 +449,8 @@ def hostile_http(
                             url, content=content, headers={"content-type": "application/json"}
                         )
                     statuses[str(answer.status_code)] += 1
-                    outside += answer.is_success and SECRET in answer.text
+                    if answer.is_success and SECRET in answer.text:
+                        outside.append(f"{method} {url[:100]}")
                     failed = f"{answer.status_code}" if answer.status_code >= 500 else None
                 except httpx.TimeoutException:
                     statuses["timeout"] += 1
@@ -451,7 +470,8 @@ def hostile_http(
             try:
                 answer = client.post("/query_documents", json={"query": SECRET, "mode": "keyword"})
                 found = answer.json().get("results", []) if answer.is_success else []
-                outside += any(SECRET in r.get("content", "") for r in found)
+                if any(SECRET in r.get("content", "") for r in found):
+                    outside.append(f"POST /query_documents {SECRET!r}")
             except httpx.HTTPError as exc:  # a stalled server: already counted
                 log(f"hostile: the search for the outside word failed: {type(exc).__name__}")
     finally:
@@ -465,7 +485,8 @@ def hostile_http(
         "server_errors": sum(v for k, v in statuses.items() if k.startswith("5")),
         "connection_errors": connection_errors,
         "failures": failures,
-        "outside_served": outside,
+        "outside_served": len(outside),
+        "outside_served_by": outside[:10],
         "slowest_s": round(slow[0][0], 2) if slow else 0.0,
         "slowest": [f"{t:.1f} s {what}" for t, what in slow[:5]],
         "stalls": stalls,
