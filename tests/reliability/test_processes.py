@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import project
+from tests.helpers import project, run_cli
 
 if not sys.platform.startswith("linux"):  # pragma: no cover - the suite runs on Linux
     pytest.skip("walks /proc for the process tree", allow_module_level=True)
@@ -213,6 +213,35 @@ def test_sigkill_of_index_while_parsing_leaves_no_process_and_closes_the_output(
         run.proc.kill()
         _output_closes(run, timeout=10)
         _assert_all_gone(started)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_sigterm_or_sigint_of_index_stops_it_promptly_and_the_next_run_finishes(
+    vault: Path, tmp_path: Path, sig: signal.Signals
+) -> None:
+    env = _env(tmp_path / "home")
+    index = tmp_path / "index"
+    args = ["--index-dir", str(index), "index", str(vault), "--keyword-only"]
+    with _started(args, tmp_path, env) as run:
+        started, _ = _wait_for_parsing(run)
+        signalled = time.monotonic()
+        run.proc.send_signal(sig)
+        _, err = _output_closes(run, timeout=15)
+        took = time.monotonic() - signalled
+        assert run.proc.returncode == 130, err.decode()
+        assert "interrupted: the index is consistent" in err.decode()
+        assert "Traceback" not in err.decode(), err.decode()
+        assert took < 10, f"stopping took {took:.1f} s"
+        _assert_all_gone(started)
+    # The index is consistent: the next run indexes what is left, and then has every note.
+    done = run_cli(
+        ["--index-dir", str(index), "index", str(vault), "--keyword-only"], tmp_path, env
+    )
+    assert f"{FILES} files in" in done.stdout and "0 skipped" in done.stdout, done.stdout
+    again = run_cli(
+        ["--index-dir", str(index), "index", str(vault), "--keyword-only"], tmp_path, env
+    )
+    assert f"{FILES} unchanged" in again.stdout, again.stdout
 
 
 @pytest.mark.parametrize("door", ["serve", "mcp"])
