@@ -27,6 +27,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from collections import deque
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -163,5 +164,5 @@ def _die_with_parent() -> None:
 def _watch_parent(owner: int) -> None:
     # An orphan is adopted by init or a subreaper, so its parent id changes.
     while os.getppid() == owner:
-        threading.Event().wait(WATCHDOG_SECONDS)
+        time.sleep(WATCHDOG_SECONDS)
     os._exit(1)

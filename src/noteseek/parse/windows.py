@@ -3,8 +3,8 @@
 markdown-it builds every block token of a document before returning them: about five tokens of
 ~370 bytes for each line of a long list or table, so a 4.8 MB list took 700 MB (and Python's
 collector, walking millions of live tokens, made the time grow faster than the size). Here the
-source is tokenized :data:`WINDOW_LINES` lines at a time and each window's tokens are consumed
-and dropped before the next window is read.
+source is tokenized :data:`WINDOW_LINES` lines (about :data:`WINDOW_TOKENS` tokens) at a time
+and each window's tokens are consumed and dropped before the next window is read.
 
 Cutting the source must not change the parse. A window's top-level blocks are taken except the
 last one, which may go on past the window's end; the next window starts where that block
@@ -46,7 +46,6 @@ _MAX_GROWTH = 8
 """A block that cannot be cut exactly is read in windows up to this many times larger first."""
 
 _FRONTMATTER_OPEN_RE = re.compile(r"-{3,}[ \t]*\Z")
-_QUOTE_LINE_RE = re.compile(r"[ \t]*>")
 
 
 @dataclass(slots=True)
@@ -83,7 +82,7 @@ def windows(lines: Sequence[str], env: dict[str, Any], size: int | None = None) 
         offset = start - len(header)
         tops = [i for i, t in enumerate(tokens) if t.level == 0 and t.nesting >= 0 and t.map]
         if end == total:
-            yield Window(_absolute(tokens, offset, start, len(header)), continues)
+            yield Window(_absolute(tokens, offset, len(header)), continues)
             return
         if not tops:
             # Blank lines, or link reference definitions (which make no token) that may go on
@@ -100,7 +99,7 @@ def windows(lines: Sequence[str], env: dict[str, Any], size: int | None = None) 
         size = max(min(most, _MIN_LINES), min(most, WINDOW_TOKENS * (end - start) // len(tokens)))
         if last_start > start:
             # Every block before the last one is complete; the last is read again next time.
-            yield Window(_absolute(tokens[:last], offset, start, len(header)), continues)
+            yield Window(_absolute(tokens[:last], offset, len(header)), continues)
             start, grow, continues, header = last_start, size, False, []
             continue
         cut = _cut(tokens, last, len(header))
@@ -112,7 +111,7 @@ def windows(lines: Sequence[str], env: dict[str, Any], size: int | None = None) 
         at, exact = cut
         cut_line = tokens[at].map[0] + offset  # type: ignore[index]
         block = tokens[last]
-        kept = _absolute(tokens[last:at], offset, start, len(header))
+        kept = _absolute(tokens[last:at], offset, len(header))
         assert block.map is not None
         block.map[1] = cut_line
         warnings = []
@@ -131,7 +130,7 @@ def windows(lines: Sequence[str], env: dict[str, Any], size: int | None = None) 
         start, grow, continues = cut_line, size, exact
 
 
-def _absolute(tokens: list[Token], offset: int, start: int, header: int) -> list[Token]:
+def _absolute(tokens: list[Token], offset: int, header: int) -> list[Token]:
     """``tokens`` with line maps moved by ``offset``; those of a repeated header dropped."""
     out = []
     for token in tokens:
