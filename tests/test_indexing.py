@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from noteseek.indexing import indexer as indexer_module
+from noteseek.indexing import pool as pool_module
 from tests.helpers import engine_for, paths, project, write
 
 
@@ -177,7 +178,7 @@ def test_an_unavailable_root_keeps_its_indexed_files(tmp_path: Path, vault: Path
 
 def test_parser_processes_start_clean_from_a_process_with_threads(tmp_path: Path) -> None:
     """Enough files for the process pool, indexed while other threads run (as in a live index):
-    the pool's processes come from a fork server, not a fork of this threaded process."""
+    the pool's processes are spawned, not forked from this threaded process."""
     import threading
 
     notes = tmp_path / "notes"
@@ -187,7 +188,7 @@ def test_parser_processes_start_clean_from_a_process_with_threads(tmp_path: Path
     stop = threading.Event()
     busy = threading.Thread(target=stop.wait, daemon=True)
     busy.start()
-    assert indexer_module._pool_context().get_start_method() in ("forkserver", "spawn")
+    assert pool_module.START_METHOD == "spawn"
     with engine_for(project(tmp_path, {"notes": notes}), **{"index.workers": 2}) as engine:
         report = engine.index()
         assert report.added == count

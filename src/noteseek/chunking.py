@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import hashlib
 import re
+from array import array
 from bisect import bisect_right
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from itertools import pairwise
+from itertools import chain, pairwise
 from pathlib import PurePosixPath
 
 from noteseek.types import Block, Chunk, ParsedDocument, Section
@@ -69,7 +70,7 @@ class _Piece:
 class _Unit:
     """What the packer places: one whole block, or the pieces of a block that was too long."""
 
-    pieces: list[_Piece]
+    pieces: Iterable[_Piece]
     whole: bool
 
 
@@ -86,43 +87,12 @@ def chunk_document(
     if max_chars < 1:
         raise ValueError(f"max_chars must be at least 1, got {max_chars}")
     text = doc.text
-    line_starts = [0]
+    # Offsets of line starts, packed: a list of ints costs 36 bytes a line.
+    line_starts = array("q", [0])
     line_starts.extend(match.end() for match in re.finditer("\n", text))
-    line_count = min(doc.line_count, len(line_starts))
-
-    def span(block: Block) -> _BlockSpan | None:
-        if not 1 <= block.start_line <= block.end_line <= line_count:
-            return None
-        start = line_starts[block.start_line - 1]
-        end = line_starts[block.end_line] - 1 if block.end_line < len(line_starts) else len(text)
-        return _BlockSpan(block, start, end)
-
-    groups: list[tuple[tuple[str, ...], list[_Piece]]] = []
-    carried: list[_Piece] = []
-    carried_path: tuple[str, ...] = ()
-    sections = doc.sections
-    for index, section in enumerate(sections):
-        spans = [s for s in map(span, section.blocks) if s is not None]
-        if not spans:
-            continue
-        has_content = any(s.block.kind != "heading" for s in spans)
-        if not has_content and _followed_by_subsection(sections, index):
-            # A heading with nothing under it but a sub-heading is not worth a chunk of its
-            # own; its line joins the sub-heading's first chunk so it stays covered.
-            for s in spans:
-                carried.extend(_split_block(text, s, max_chars))
-            carried_path = section.heading_path
-            continue
-        units = [_Unit([piece], True) for piece in carried]
-        carried = []
-        units.extend(_units(text, spans, max_chars))
-        groups.extend((section.heading_path, group) for group in _pack(units, max_chars))
-    if carried:
-        groups.extend((carried_path, group) for group in _pack([_Unit(carried, False)], max_chars))
-
     chunks: list[Chunk] = []
     per_path: dict[tuple[str, ...], int] = {}
-    for path, pieces in groups:
+    for path, pieces in _groups(doc, line_starts, max_chars):
         start, end = pieces[0].start, pieces[-1].end
         chunk_text = text[start:end]
         n = per_path.get(path, 0)
@@ -142,6 +112,52 @@ def chunk_document(
             )
         )
     return chunks
+
+
+def _groups(
+    doc: ParsedDocument, line_starts: Sequence[int], max_chars: int
+) -> Iterator[tuple[tuple[str, ...], list[_Piece]]]:
+    """The pieces of each chunk with its heading path, in order.
+
+    A generator fed by generators: a section of many blocks, or one block of many lines, is
+    never held as one object per block or line, only as the chunks it packs into.
+    """
+    text = doc.text
+    line_count = min(doc.line_count, len(line_starts))
+
+    def span(block: Block) -> _BlockSpan | None:
+        if not 1 <= block.start_line <= block.end_line <= line_count:
+            return None
+        start = line_starts[block.start_line - 1]
+        end = line_starts[block.end_line] - 1 if block.end_line < len(line_starts) else len(text)
+        return _BlockSpan(block, start, end)
+
+    carried: list[_Piece] = []
+    carried_path: tuple[str, ...] = ()
+    sections = doc.sections
+    for index, section in enumerate(sections):
+        spans = (s for s in map(span, section.blocks) if s is not None)
+        first = next(spans, None)
+        if first is None:
+            continue
+        has_content = any(b.kind != "heading" and span(b) is not None for b in section.blocks)
+        if not has_content and _followed_by_subsection(sections, index):
+            # A heading with nothing under it but a sub-heading is not worth a chunk of its
+            # own; its line joins the sub-heading's first chunk so it stays covered.
+            for s in chain([first], spans):
+                carried.extend(_split_block(text, s, max_chars))
+            carried_path = section.heading_path
+            continue
+        units = chain(
+            (_Unit([piece], True) for piece in carried),
+            _units(text, chain([first], spans), max_chars),
+        )
+        carried = []
+        for group in _pack(units, max_chars):
+            yield section.heading_path, group
+    if carried:
+        for group in _pack([_Unit(carried, False)], max_chars):
+            yield carried_path, group
 
 
 def embedding_input(title: str, path: str, heading_path: tuple[str, ...], text: str) -> str:
@@ -183,52 +199,54 @@ def _followed_by_subsection(sections: list[Section], index: int) -> bool:
     )
 
 
-def _units(text: str, spans: list[_BlockSpan], max_chars: int) -> list[_Unit]:
-    units: list[_Unit] = []
+def _units(text: str, spans: Iterable[_BlockSpan], max_chars: int) -> Iterator[_Unit]:
     for s in spans:
         if s.end - s.start <= max_chars:
-            units.append(_Unit([_Piece(s.start, s.end, s)], True))
+            yield _Unit([_Piece(s.start, s.end, s)], True)
         else:
             pieces = _split_block(text, s, max_chars)
-            if pieces:
-                units.append(_Unit(pieces, False))
-    return units
+            first = next(pieces, None)
+            if first is not None:
+                yield _Unit(chain([first], pieces), False)
 
 
-def _pack(units: list[_Unit], max_chars: int) -> list[list[_Piece]]:
+def _pack(units: Iterable[_Unit], max_chars: int) -> Iterator[list[_Piece]]:
     """Greedily fill chunks with consecutive pieces, never exceeding ``max_chars``.
 
     A whole block that does not fit in the current chunk starts the next one. A block that had
     to be split starts a fresh chunk too, except after a chunk holding only headings, so a
-    section's heading stays with the start of its text.
+    section's heading stays with the start of its text. Consecutive pieces of one block in a
+    chunk are kept as one piece (the text between them is the block's own).
     """
-    groups: list[list[_Piece]] = []
     current: list[_Piece] = []
     for unit in units:
         if not unit.whole and current and any(p.block.block.kind != "heading" for p in current):
-            groups.append(current)
+            yield current
             current = []
         for piece in unit.pieces:
             if current and piece.end - current[0].start <= max_chars:
-                current.append(piece)
+                last = current[-1]
+                if last.block is piece.block:
+                    current[-1] = _Piece(last.start, piece.end, last.block)
+                else:
+                    current.append(piece)
             else:
                 if current:
-                    groups.append(current)
+                    yield current
                 current = [piece]
     if current:
-        groups.append(current)
-    return groups
+        yield current
 
 
 # ------------------------------------------------------------------------------------------
 # Splitting one block
 
 
-_Cutter = Callable[[str, int, int], list[int]]
-"""Returns cut positions strictly inside ``[start, end)``."""
+_Cutter = Callable[[str, int, int], Iterator[int]]
+"""Yields cut positions strictly inside ``[start, end)``, in order."""
 
 
-def _split_block(text: str, s: _BlockSpan, max_chars: int) -> list[_Piece]:
+def _split_block(text: str, s: _BlockSpan, max_chars: int) -> Iterator[_Piece]:
     levels: tuple[_Cutter, ...]
     if s.block.kind in ("code", "table", "html"):
         # Cutting a code block or a table at a "sentence" inside a line produces fragments
@@ -236,45 +254,42 @@ def _split_block(text: str, s: _BlockSpan, max_chars: int) -> list[_Piece]:
         levels = (_line_cuts,)
     else:
         levels = (_sentence_cuts, _line_cuts)
-    return [_Piece(a, b, s) for a, b in _split_range(text, s.start, s.end, max_chars, levels)]
+    return (_Piece(a, b, s) for a, b in _split_range(text, s.start, s.end, max_chars, levels))
 
 
 def _split_range(
     text: str, start: int, end: int, max_chars: int, levels: tuple[_Cutter, ...]
-) -> list[tuple[int, int]]:
+) -> Iterator[tuple[int, int]]:
     """Cut ``[start, end)`` into trimmed ranges of at most ``max_chars``, coarsest cuts first."""
     start, end = _trim(text, start, end)
     if start >= end:
-        return []
+        return
     if end - start <= max_chars:
-        return [(start, end)]
+        yield start, end
+        return
     for depth, cutter in enumerate(levels):
         cuts = cutter(text, start, end)
-        if cuts:
-            out: list[tuple[int, int]] = []
-            bounds = [start, *cuts, end]
-            for a, b in pairwise(bounds):
-                out.extend(_split_range(text, a, b, max_chars, levels[depth + 1 :]))
-            return out
-    return _hard_split(text, start, end, max_chars)
+        first = next(cuts, None)
+        if first is not None:
+            finer = levels[depth + 1 :]
+            for a, b in pairwise(chain([start, first], cuts, [end])):
+                yield from _split_range(text, a, b, max_chars, finer)
+            return
+    yield from _hard_split(text, start, end, max_chars)
 
 
-def _sentence_cuts(text: str, start: int, end: int) -> list[int]:
-    return [
-        match.end()
-        for match in _SENTENCE_END_RE.finditer(text, start, end)
-        if start < match.end() < end
-    ]
+def _sentence_cuts(text: str, start: int, end: int) -> Iterator[int]:
+    for match in _SENTENCE_END_RE.finditer(text, start, end):
+        if start < match.end() < end:
+            yield match.end()
 
 
-def _line_cuts(text: str, start: int, end: int) -> list[int]:
-    cuts: list[int] = []
+def _line_cuts(text: str, start: int, end: int) -> Iterator[int]:
     pos = text.find("\n", start, end)
     while pos >= 0:
         if pos > start:
-            cuts.append(pos)
+            yield pos
         pos = text.find("\n", pos + 1, end)
-    return cuts
 
 
 def _hard_split(text: str, start: int, end: int, max_chars: int) -> list[tuple[int, int]]:

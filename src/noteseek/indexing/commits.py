@@ -56,7 +56,7 @@ def commit_outcomes(
 ) -> Iterator[Outcome]:
     """One outcome per found commit, in no particular order. The commits are read in one pass
     of ``git log`` here; with a ``pool`` (worker processes started with
-    :func:`~noteseek.indexing.prepare.init_worker`) they are rendered, chunked and analyzed
+    :class:`~noteseek.indexing.pool.ParserPool`) they are rendered, chunked and analyzed
     there, in batches, while git and this process read on."""
     by_hash = {f.path: f for f in found}
     pending: deque[Future[list[Outcome]]] = deque()

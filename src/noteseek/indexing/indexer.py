@@ -11,26 +11,18 @@ run killed half-way) never sees half a file.
 from __future__ import annotations
 
 import contextlib
-import multiprocessing
-import multiprocessing.context
 import os
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from noteseek.analysis import get_analyzer
 from noteseek.config import RootConfig, Settings
 from noteseek.indexing.commits import commit_outcomes
-from noteseek.indexing.prepare import (
-    Outcome,
-    PrepareSettings,
-    init_worker,
-    prepare_file,
-    prepare_in_worker,
-)
+from noteseek.indexing.pool import ParserPool, prepared_in_order
+from noteseek.indexing.prepare import Outcome, PrepareSettings, prepare_file
 from noteseek.parse import default_registry
 from noteseek.sources.base import FoundFile, Source, SourceContext, printable_path
 from noteseek.sources.git import GitSource
@@ -99,16 +91,6 @@ class IndexReport:
 
 def _reason_kind(reason: str) -> str:
     return reason.split(":")[0].split(" (")[0]
-
-
-def _pool_context() -> multiprocessing.context.BaseContext:
-    """Parser processes are never forked from this process: a live index forks from a process
-    with threads (watcher, worker, server), and a child forked while another thread held a lock
-    can wait on it forever (seen: parser processes left blocked after their server was
-    killed). A fork server (or spawn, where there is none) starts them clean, and they exit
-    when the process that started them dies."""
-    methods = multiprocessing.get_all_start_methods()
-    return multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
 
 
 class Indexer:
@@ -378,19 +360,14 @@ class Indexer:
                 yield from commit_outcomes(source, found, analyzer, max_chars)
             return
         # Git and this process read the history; the workers render, chunk and analyze it.
-        with ProcessPoolExecutor(
-            max_workers=max(1, workers - 1),
-            mp_context=_pool_context(),
-            initializer=init_worker,
-            initargs=(self.prepare_settings,),
-        ) as pool:
+        with ParserPool(max(1, workers - 1), self.prepare_settings) as pool:
             try:
                 for root, found in commits.items():
                     source = sources[root]
                     assert isinstance(source, GitSource)
                     yield from commit_outcomes(source, found, analyzer, max_chars, pool)
             except BaseException:
-                pool.shutdown(wait=False, cancel_futures=True)
+                pool.stop()
                 raise
 
     def _file_outcomes(self, jobs: list[tuple[FoundFile, str | None]]) -> Iterator[Outcome]:
@@ -406,16 +383,13 @@ class Indexer:
                     found, known, self.prepare_settings, analyzer, registry, self._read
                 )
             return
-        with ProcessPoolExecutor(
-            max_workers=workers,
-            mp_context=_pool_context(),
-            initializer=init_worker,
-            initargs=(self.prepare_settings,),
-        ) as pool:
+        with ParserPool(workers, self.prepare_settings) as pool:
             try:
-                yield from pool.map(prepare_in_worker, jobs, chunksize=16)
+                yield from prepared_in_order(pool, jobs, workers)
             except BaseException:
-                pool.shutdown(wait=False, cancel_futures=True)
+                # Interrupted (Ctrl-C, SIGTERM) or the write failed: do not wait for the
+                # files already handed to the workers.
+                pool.stop()
                 raise
 
     def _process(

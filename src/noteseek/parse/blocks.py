@@ -1,16 +1,19 @@
 """The outline of a note: its top-level blocks with exact source lines, grouped into sections.
 
-markdown-it's block tokens carry line maps; :func:`collect_blocks` reads them (handing inline
-content to the scanner on the way), :func:`build_blocks` turns them into exact-line blocks with
-nothing left out, and :func:`build_sections` groups those under their headings.
+markdown-it's block tokens carry line maps; :func:`collect_blocks` reads them window by window
+(:mod:`~noteseek.parse.windows`), handing inline content to the scanner on the way,
+:func:`build_blocks` turns them into exact-line blocks with nothing left out, and
+:func:`build_sections` groups those under their headings. The first two are generators, so
+a long note's blocks are held once, in its sections.
 """
 
 from __future__ import annotations
 
-from markdown_it.token import Token
+from collections.abc import Iterable, Iterator, Sequence
 
 from noteseek.parse.inline import InlineScanner
-from noteseek.parse.text import is_blank, paragraph_blocks
+from noteseek.parse.text import is_blank, join_lines, paragraph_blocks
+from noteseek.parse.windows import Window
 from noteseek.types import Block, BlockKind, Section
 
 __all__ = ["RawBlock", "build_blocks", "build_sections", "collect_blocks"]
@@ -37,45 +40,62 @@ def _fence_language(info: str) -> str | None:
 
 
 def collect_blocks(
-    tokens: list[Token], scanner: InlineScanner
-) -> tuple[list[RawBlock], tuple[int, str] | None]:
-    """Top-level blocks from the token stream, and the frontmatter (end line, YAML) if any."""
-    blocks: list[RawBlock] = []
-    frontmatter: tuple[int, str] | None = None
-    count = len(tokens)
-    index = 0
-    while index < count:
-        token = tokens[index]
-        kind_name = token.type
-        if kind_name == "inline":
-            scanner.scan(token, heading=False)
-        elif token.level == 0 and token.nesting >= 0 and token.map is not None:
-            start, end = token.map
-            if kind_name == "front_matter":
-                frontmatter = (end, token.content)
-            elif kind_name == "heading_open":
-                heading = ""
-                if index + 1 < count and tokens[index + 1].type == "inline":
-                    index += 1
-                    heading = scanner.scan(tokens[index], heading=True)
-                blocks.append(("heading", start, end, None, int(token.tag[1:] or 1), heading))
-            elif kind_name == "fence":
-                language = _fence_language(token.info)
-                blocks.append(("code", start, end, language, 0, ""))
-            else:
-                blocks.append((_BLOCK_KINDS.get(kind_name, "other"), start, end, None, 0, ""))
-        index += 1
-    return blocks, frontmatter
+    windows: Iterable[Window], scanner: InlineScanner, warnings: list[str]
+) -> Iterator[RawBlock]:
+    """Top-level blocks from the windows' tokens, in order (the frontmatter is not one); the
+    windows' warnings go to ``warnings``. A block cut between two windows is one block again.
+
+    A generator, like :func:`build_blocks`: a long note's blocks are never all held twice.
+    """
+    pending: RawBlock | None = None
+    for window in windows:
+        warnings.extend(window.warnings)
+        join = window.continues
+        tokens = window.tokens
+        count = len(tokens)
+        index = 0
+        while index < count:
+            token = tokens[index]
+            kind_name = token.type
+            if kind_name == "inline":
+                scanner.scan(token, heading=False)
+            elif token.level == 0 and token.nesting >= 0 and token.map is not None:
+                start, end = token.map
+                block: RawBlock | None = None
+                if kind_name == "heading_open":
+                    heading = ""
+                    if index + 1 < count and tokens[index + 1].type == "inline":
+                        index += 1
+                        heading = scanner.scan(tokens[index], heading=True)
+                    block = ("heading", start, end, None, int(token.tag[1:] or 1), heading)
+                elif kind_name == "fence":
+                    block = ("code", start, end, _fence_language(token.info), 0, "")
+                elif kind_name != "front_matter":
+                    kind = _BLOCK_KINDS.get(kind_name, "other")
+                    if join and pending is not None and pending[0] == kind:
+                        block = (kind, pending[1], end, None, 0, "")
+                        pending = None
+                    else:
+                        block = (kind, start, end, None, 0, "")
+                join = False
+                if block is not None:
+                    if pending is not None:
+                        yield pending
+                    pending = block
+            index += 1
+    if pending is not None:
+        yield pending
 
 
-def build_blocks(raw: list[RawBlock], lines: list[str], body_start: int) -> list[tuple[Block, str]]:
+def build_blocks(
+    raw: Iterable[RawBlock], lines: Sequence[str], body_start: int
+) -> Iterator[tuple[Block, str]]:
     """Exact-line Blocks (with heading texts), trimmed of blank edges, gaps filled in.
 
     markdown-it emits no token for link reference definitions, so their lines would otherwise
     belong to no block (and no chunk); they become ``other`` blocks.
     """
     total = len(lines)
-    out: list[tuple[Block, str]] = []
     cursor = body_start
     for kind, start, end, language, level, heading in raw:
         start = max(start, cursor)
@@ -87,16 +107,14 @@ def build_blocks(raw: list[RawBlock], lines: list[str], body_start: int) -> list
         if start >= end:
             continue
         if start > cursor:
-            out.extend((block, "") for block in _gap_blocks(lines, cursor, start))
-        block = Block(kind, start + 1, end, "\n".join(lines[start:end]), language, level)
-        out.append((block, heading))
+            yield from ((block, "") for block in _gap_blocks(lines, cursor, start))
+        yield Block(kind, start + 1, end, join_lines(lines, start, end), language, level), heading
         cursor = end
     if cursor < total:
-        out.extend((block, "") for block in _gap_blocks(lines, cursor, total))
-    return out
+        yield from ((block, "") for block in _gap_blocks(lines, cursor, total))
 
 
-def _gap_blocks(lines: list[str], start: int, end: int) -> list[Block]:
+def _gap_blocks(lines: Sequence[str], start: int, end: int) -> list[Block]:
     """The lines between tokens (link reference definitions, say) as ``other`` blocks."""
     blocks = paragraph_blocks(lines, start, end)
     for block in blocks:
@@ -104,7 +122,7 @@ def _gap_blocks(lines: list[str], start: int, end: int) -> list[Block]:
     return blocks
 
 
-def build_sections(blocks: list[tuple[Block, str]]) -> list[Section]:
+def build_sections(blocks: Iterable[tuple[Block, str]]) -> list[Section]:
     """Blocks grouped under their heading path; blocks before the first heading form a section
     with an empty path."""
     sections: list[Section] = []

@@ -24,7 +24,7 @@ from markdown_it.rules_inline import image as _image_rule
 from markdown_it.rules_inline import link as _link_rule
 from mdit_py_plugins.front_matter import front_matter_plugin
 
-__all__ = ["PARSER_MD", "WIKILINK_RE", "noteseek_dialect", "split_wikilink"]
+__all__ = ["PARSER_MD", "PARSER_MD_BODY", "WIKILINK_RE", "noteseek_dialect", "split_wikilink"]
 
 # Obsidian note names are file names, so real wikilinks are short. The bound keeps the scan
 # for ``]]`` linear on pathological input such as a megabyte of ``[[``.
@@ -144,8 +144,35 @@ def _record_position(rule: _InlineRule) -> _InlineRule:
     return wrapped
 
 
+MAX_TABLE_COLUMNS = 256
+"""Wider "tables" are read as paragraphs when indexing. markdown-it makes three tokens per
+cell, so a row of 100,000 one-character cells is 300,000 tokens (over 100 MB) on one line,
+which no window of lines can bound."""
+
+
+def _narrow_tables(md: MarkdownIt) -> None:
+    for rule in md.block.ruler.__rules__:
+        if rule.name == "table":
+            md.block.ruler.at("table", _narrow(rule.fn), {"alt": list(rule.alt)})
+            return
+
+
+def _narrow(inner: _BlockRule) -> _BlockRule:
+    def narrow(state: StateBlock, start_line: int, end_line: int, silent: bool) -> bool:
+        # The delimiter row (the header's next line) sets the column count; its pipes bound it.
+        line = start_line + 1
+        if line < end_line:
+            delimiter = state.src[state.bMarks[line] : state.eMarks[line]]
+            if delimiter.count("|") > MAX_TABLE_COLUMNS + 1:
+                return False
+        return inner(state, start_line, end_line, silent)
+
+    return narrow
+
+
 def _build_parser_md() -> MarkdownIt:
     md = MarkdownIt("commonmark").enable("table").use(noteseek_dialect)
+    _narrow_tables(md)
     md.inline.ruler.at("link", _record_position(_link_rule))
     md.inline.ruler.at("image", _record_position(_image_rule))
     # Inline content is tokenized on demand, by noteseek.parse.inline.InlineScanner.
@@ -154,5 +181,10 @@ def _build_parser_md() -> MarkdownIt:
 
 
 PARSER_MD = _build_parser_md()
-"""The parser's instance: CommonMark + tables + the dialect, links carrying their offsets, and
-the core ``inline`` rule disabled (see :mod:`noteseek.parse.inline` for why)."""
+"""The parser's instance: CommonMark + tables (at most :data:`MAX_TABLE_COLUMNS` wide) + the
+dialect, links carrying their offsets, and the core ``inline`` rule disabled (see
+:mod:`noteseek.parse.inline` for why)."""
+
+PARSER_MD_BODY = _build_parser_md().disable("front_matter")
+""":data:`PARSER_MD` without frontmatter, for text that does not start the document (the block
+pass reads a long note in windows, see :mod:`noteseek.parse.windows`)."""

@@ -77,7 +77,6 @@ class InlineScanner:
 
     def __init__(self, env: dict[str, Any]) -> None:
         self.env = env
-        self.has_references = bool(env.get("references"))
         self.links: list[Link] = []
         self.tags: list[str] = []
         self.warnings: list[str] = []
@@ -85,7 +84,12 @@ class InlineScanner:
     def scan(self, token: Token, heading: bool) -> str:
         """Scan one inline token; return its plain text when it is a heading's content."""
         content = token.content
-        needs_links = "[[" in content or "](" in content or (self.has_references and "]" in content)
+        # ``env`` fills as the block pass goes (link reference definitions), so look each time.
+        needs_links = (
+            "[[" in content
+            or "](" in content
+            or ("]" in content and bool(self.env.get("references")))
+        )
         has_hash = "#" in content
         if heading:
             if not needs_links and not _HEADING_MARKUP_RE.search(content):

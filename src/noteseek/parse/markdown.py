@@ -1,8 +1,9 @@
 """Markdown parser: frontmatter, title, aliases, tags, links and the section/block outline.
 
 One module-level markdown-it instance (:data:`~noteseek.parse.dialect.PARSER_MD`: CommonMark,
-tables and noteseek's dialect) tokenizes the document; the block token line maps give every block
-its exact source lines. This module runs the parts in order:
+tables and noteseek's dialect) tokenizes the document, a bounded window of lines at a time
+(:mod:`~noteseek.parse.windows`); the block token line maps give every block its exact source
+lines. This module runs the parts in order:
 
 * :mod:`~noteseek.parse.blocks` collects the top-level blocks and builds the sections;
 * :mod:`~noteseek.parse.inline` finds links and tags in inline content on the way;
@@ -12,12 +13,12 @@ its exact source lines. This module runs the parts in order:
 from __future__ import annotations
 
 from collections.abc import Iterable
+from itertools import chain
 from typing import Any
 
 import markdown_it
 
 from noteseek.parse.blocks import build_blocks, build_sections, collect_blocks
-from noteseek.parse.dialect import PARSER_MD
 from noteseek.parse.frontmatter import (
     frontmatter_aliases,
     frontmatter_links,
@@ -25,7 +26,14 @@ from noteseek.parse.frontmatter import (
     load_frontmatter,
 )
 from noteseek.parse.inline import InlineScanner
-from noteseek.parse.text import normalize_text, paragraph_blocks, split_lines, title_from_path
+from noteseek.parse.text import (
+    SourceLines,
+    normalize_text,
+    paragraph_blocks,
+    split_lines,
+    title_from_path,
+)
+from noteseek.parse.windows import WINDOW_LINES, windows
 from noteseek.types import ParsedDocument, Section
 
 __all__ = ["PARSER_NAME", "PARSER_VERSION", "parse_markdown"]
@@ -60,30 +68,38 @@ def parse_markdown(text: str, path: str) -> ParsedDocument:
 
 
 def _parse(text: str, path: str) -> ParsedDocument:
-    lines = split_lines(text)
+    lines = SourceLines(text)
     env: dict[str, Any] = {}
-    tokens = PARSER_MD.parse(text, env)
+    if len(lines) > WINDOW_LINES and "]:" in text:
+        # A link reference definition may come after a window that uses it: collect them all
+        # first (markdown-it keeps them in ``env``), so links resolve as in one pass.
+        for _ in windows(lines, env):
+            pass
     scanner = InlineScanner(env)
-    raw_blocks, frontmatter_block = collect_blocks(tokens, scanner)
-
+    stream = windows(lines, env)
+    first = next(stream, None)
     warnings: list[str] = []
     frontmatter: dict[str, Any] = {}
     body_start = 0
     fm_source = ""
-    if frontmatter_block is not None:
-        body_start, fm_source = frontmatter_block
+    if first is not None and first.tokens and first.tokens[0].type == "front_matter":
+        # Only ever the first token of the first window.
+        token = first.tokens[0]
+        body_start, fm_source = token.map[1] if token.map else 0, token.content
         frontmatter = load_frontmatter(fm_source, warnings)
 
-    sections = build_sections(build_blocks(raw_blocks, lines, body_start))
+    # Windows, blocks and sections stream into each other: only the sections are kept.
+    raw = collect_blocks(chain([first] if first else [], stream), scanner, warnings)
+    sections = build_sections(build_blocks(raw, lines, body_start))
 
     title = ""
     fm_title = frontmatter.get("title")
     if isinstance(fm_title, str) and fm_title.strip():
         title = fm_title.strip()
     else:
-        for kind, _, _, _, level, heading in raw_blocks:
-            if kind == "heading" and level == 1 and heading:
-                title = heading
+        for section in sections:
+            if section.level == 1 and section.heading_path[-1]:
+                title = section.heading_path[-1]
                 break
     if not title:
         title = title_from_path(path)

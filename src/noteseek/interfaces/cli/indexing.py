@@ -2,12 +2,13 @@
 
 ``index`` and ``rebuild`` run the operations of those names, which take the index's writer
 role for the run: beside a running ``serve``, ``mcp`` or ``watch`` they refuse (exit 4) and
-say which process to ask instead.
+say which process to ask instead. SIGTERM interrupts them as Ctrl-C does.
 """
 
 from __future__ import annotations
 
 import json
+import signal
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -49,6 +50,7 @@ def index(
 ) -> None:
     """Index roots incrementally, then embed new chunks (keyword search works meanwhile)."""
     with (
+        sigterm_interrupts(),
         opened(roots) as ctx,
         progress_bar(as_json, "indexing", "files") as progress,
         progress_bar(as_json, "embedding", "chunks") as embed_progress,
@@ -71,6 +73,7 @@ def rebuild(
 ) -> None:
     """Drop the index and build it again from the files (cached vectors are reused)."""
     with (
+        sigterm_interrupts(),
         opened() as ctx,
         progress_bar(as_json, "indexing", "files") as progress,
         progress_bar(as_json, "embedding", "chunks") as embed_progress,
@@ -83,6 +86,27 @@ def rebuild(
             embed_progress=embed_progress,
         )
     _print_report(data, as_json)
+
+
+@contextmanager
+def sigterm_interrupts() -> Iterator[None]:
+    """SIGTERM stops the command as Ctrl-C does: the parser processes are stopped, every
+    committed batch is kept, and it exits 130 with the "interrupted" message (the next run
+    resumes). Without this, SIGTERM ended the process at once and left its workers running.
+
+    Only the first SIGTERM interrupts; more while it stops are ignored, so they cannot break
+    off the cleanup (SIGKILL still ends it, and the workers die with it).
+    """
+
+    def on_term(_signum: int, _frame: Any) -> None:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, on_term)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 @contextmanager
