@@ -213,8 +213,13 @@ def indexed_paths(db: Path) -> tuple[set[str], set[str]]:
 
 def as_indexed(name: bytes) -> set[str]:
     """The forms a file name can take in the index (a name that is not UTF-8 has none that
-    is exact: undecodable bytes escaped, or replaced)."""
-    return {os.fsdecode(name), name.decode("utf-8", "replace")}
+    is exact: undecodable bytes escaped as Python does, written ``\\xNN`` as noteseek reports
+    such a name, or replaced)."""
+    return {
+        os.fsdecode(name),
+        name.decode("utf-8", "backslashreplace"),
+        name.decode("utf-8", "replace"),
+    }
 
 
 FIELDS = [

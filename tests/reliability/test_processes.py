@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import project, run_cli
+from tests.test_serve import serve_env
 
 if not sys.platform.startswith("linux"):  # pragma: no cover - the suite runs on Linux
     pytest.skip("walks /proc for the process tree", allow_module_level=True)
@@ -46,16 +47,8 @@ def vault(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _env(home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.upper().startswith("NOTESEEK_")}
-    env.update(
-        HOME=str(home),
-        XDG_CONFIG_HOME=str(home / "config"),
-        XDG_DATA_HOME=str(home / "data"),
-        NOTESEEK_EMBEDDING__ENABLED="false",
-        # Two workers even on a one-core machine, where the default would parse in-process.
-        NOTESEEK_INDEX__WORKERS="2",
-    )
-    return env
+    # Two workers even on a one-core machine, where the default would parse in-process.
+    return serve_env(home, NOTESEEK_INDEX__WORKERS="2")
 
 
 def _children() -> dict[int, list[int]]:

@@ -29,19 +29,10 @@ import httpx
 import pytest
 
 from tests.conftest import EXAMPLE_VAULT, REPO
+from tests.test_http_mcp import INITIALIZE
 from tests.test_serve import LISTENING, serve_env, vault_project
 
 MCP_HEADERS = {"Accept": "application/json, text/event-stream"}
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "test", "version": "0"},
-    },
-}
 
 
 class Server:
