@@ -15,6 +15,7 @@ import socket
 import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -97,6 +98,18 @@ def test_a_file_name_that_is_not_utf8_is_skipped_alone_and_shown_by_status(
     assert again["added"] == 0 and BAD_SHOWN in reasons(again["problems"])
 
 
+async def indexed_status(client: Any) -> dict[str, Any]:
+    """MCP ``index_status`` once the index is ready and holds documents."""
+    status: dict[str, Any] = {}
+
+    async def indexed() -> bool:
+        status.update(await call(client, "index_status"))
+        return status["status"] == "ready" and status["documents"] > 0
+
+    await eventually(indexed, timeout=30)
+    return status
+
+
 def test_index_status_over_mcp_reports_the_bad_name(tmp_path: Path) -> None:
     notes = tmp_path / "notes"
     expected = good_notes(notes, 5)
@@ -105,13 +118,7 @@ def test_index_status_over_mcp_reports_the_bad_name(tmp_path: Path) -> None:
 
     async def main() -> None:
         async with session(folder) as client:
-            status: dict = {}
-
-            async def indexed() -> bool:
-                status.update(await call(client, "index_status"))
-                return status["status"] == "ready" and status["documents"] > 0
-
-            await eventually(indexed, timeout=30)
+            status = await indexed_status(client)
             assert status["documents"] == len(expected)
             assert "not valid UTF-8" in reasons(status["failures"])[BAD_SHOWN]
 
@@ -303,13 +310,7 @@ def test_links_out_of_the_root_are_never_served_over_mcp_or_http(escapes: Path) 
 
     async def main() -> None:
         async with session(folder) as client:
-            status: dict = {}
-
-            async def indexed() -> bool:
-                status.update(await call(client, "index_status"))
-                return status["status"] == "ready" and status["documents"] > 0
-
-            await eventually(indexed, timeout=30)
+            status = await indexed_status(client)
             assert set(reasons(status["failures"])) >= OUTSIDE_LINKS
             for query in (SECRET, "root nologin", "pin 1234"):
                 out = await call(client, "query_documents", {"query": query})
