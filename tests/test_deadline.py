@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import signal
+import sqlite3
 import threading
 import time
 from pathlib import Path
@@ -12,6 +14,7 @@ from noteseek import deadline
 from noteseek.deadline import DeadlineExceeded
 from noteseek.operations.errors import as_operation_error
 from noteseek.store.sqlite import SQLiteStore
+from noteseek.store.sqlite.errors import store_error
 
 SLOW = (
     "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < ?) "
@@ -62,3 +65,28 @@ def test_check_raises_once_the_deadline_passed() -> None:
     with deadline.limit(10), deadline.limit(0.01):  # the sooner of nested deadlines holds
         time.sleep(0.02)
         assert deadline.expired()
+
+
+def test_a_signal_inside_a_statement_stays_a_keyboard_interrupt(store: SQLiteStore) -> None:
+    """Ctrl-C (and SIGTERM, which the CLI turns into the same) lands in SQLite's progress
+    handler during a long statement; sqlite3 swallows the handler's KeyboardInterrupt and
+    reports "interrupted". The store gives it back as an interrupt (the command then stops
+    with exit 130), never as a database error; past a deadline it stays the deadline's."""
+
+    def on_alarm(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, 0.1)
+    try:
+        with pytest.raises(sqlite3.OperationalError) as caught:
+            store._q(SLOW, (10**9,))
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    assert "interrupted" in str(caught.value)
+    assert isinstance(store_error(caught.value, Path(store.path), None), KeyboardInterrupt)
+    with deadline.limit(0.01):
+        time.sleep(0.02)
+        assert not isinstance(store_error(caught.value, Path(store.path), None), KeyboardInterrupt)
+    assert store._q(SLOW, (10,)) == [(10,)]

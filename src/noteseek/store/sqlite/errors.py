@@ -26,10 +26,11 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
+from noteseek import deadline
 from noteseek.store.base import IndexBusy, IndexCorrupt, IndexFull, IndexUnwritable, StoreError
 from noteseek.store.folder import FileIdentity, damaged_message, full_message, mark_damaged
 
-SQLITE_PERM, SQLITE_BUSY, SQLITE_LOCKED, SQLITE_READONLY = 3, 5, 6, 8
+SQLITE_PERM, SQLITE_BUSY, SQLITE_LOCKED, SQLITE_READONLY, SQLITE_INTERRUPT = 3, 5, 6, 8, 9
 SQLITE_IOERR, SQLITE_CORRUPT, SQLITE_FULL, SQLITE_CANTOPEN = 10, 11, 13, 14
 SQLITE_AUTH, SQLITE_NOTADB = 23, 26
 DAMAGE_CODES = frozenset({SQLITE_IOERR, SQLITE_CORRUPT, SQLITE_NOTADB})
@@ -43,12 +44,23 @@ SQLITE_ERRORS = (sqlite3.Error, UnicodeDecodeError)
 reach a text value or SQLite's own message about them."""
 
 
-def store_error(exc: Exception, path: Path, file: FileIdentity | None) -> StoreError | None:
+def store_error(
+    exc: Exception, path: Path, file: FileIdentity | None
+) -> StoreError | KeyboardInterrupt | None:
     """``exc`` (one of ``SQLITE_ERRORS``) as the store error it means, or None for a bug.
 
     Damage is recorded in the index folder on the way (``file`` is the index file the
     connection opened, so the record cannot stick to a file created again later).
+
+    A statement interrupted while no deadline of this thread has passed was stopped by a
+    signal: Ctrl-C (or SIGTERM, which the CLI turns into the same) raised KeyboardInterrupt
+    inside the progress handler, and ``sqlite3`` swallows a callback's exception and only
+    reports "interrupted". It leaves as the KeyboardInterrupt it was, so the command stops as
+    an interrupt does (exit 130, the index consistent), not with a traceback.
     """
+    code = getattr(exc, "sqlite_errorcode", None)
+    if isinstance(code, int) and code & 0xFF == SQLITE_INTERRUPT and not deadline.expired():
+        return KeyboardInterrupt()
     folder = path.parent
     if isinstance(exc, UnicodeDecodeError) or str(exc).startswith("Could not decode to UTF-8"):
         # Everything noteseek stores is UTF-8: other bytes are damage (in the text itself, or
