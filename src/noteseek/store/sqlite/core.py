@@ -23,7 +23,7 @@ from noteseek.globs import path_match
 from noteseek.store.base import ChangeToken, IndexCorrupt, IndexUnwritable
 from noteseek.store.folder import FileIdentity, folder_error, identity
 from noteseek.store.migrations import MIGRATIONS, SCHEMA_VERSION
-from noteseek.store.sqlite.errors import SQLITE_ERRORS, store_error
+from noteseek.store.sqlite.errors import SQLITE_ERRORS, raise_mapped
 from noteseek.store.sqlite.sql import author_match
 
 
@@ -51,10 +51,8 @@ class SQLiteCore:
                 self.file = identity(Path(self.path))
             self._migrate()
         except SQLITE_ERRORS as exc:
-            mapped = store_error(exc, Path(self.path), self.file)
-            if mapped is None:
-                raise
-            raise mapped from exc
+            raise_mapped(exc, self)
+            raise
 
     def _connect(self) -> sqlite3.Connection:
         conn = sqlite3.connect(self._uri(), uri=True, isolation_level=None, check_same_thread=False)
@@ -178,10 +176,8 @@ class SQLiteCore:
         try:
             self._conn.execute(statement)
         except SQLITE_ERRORS as exc:
-            mapped = store_error(exc, Path(self.path), self.file)
-            if mapped is None:
-                raise
-            raise mapped from exc
+            raise_mapped(exc, self)
+            raise
 
     def _undo(self, *statements: str) -> None:
         """Roll back after a failure. SQLite may have rolled back already (a full disk, an

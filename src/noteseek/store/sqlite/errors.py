@@ -93,6 +93,14 @@ def store_error(
     return None
 
 
+def raise_mapped(exc: Exception, store: Any) -> None:
+    """Raise ``exc`` as what it means for ``store`` (its ``path`` and ``file``): a store error,
+    or the interrupt it was. Returns when it is neither (a bug: the caller re-raises it)."""
+    mapped = store_error(exc, Path(store.path), store.file)
+    if mapped is not None:
+        raise mapped from exc
+
+
 def translate_errors(cls: C) -> C:
     """Wrap every public method of ``cls`` so SQLite errors leave it as store errors.
 
@@ -116,10 +124,8 @@ def _wrapped(method: Callable[..., Any]) -> Callable[..., Any]:
             try:
                 yield from method(self, *args, **kwargs)
             except SQLITE_ERRORS as exc:
-                mapped = store_error(exc, Path(self.path), self.file)
-                if mapped is None:
-                    raise
-                raise mapped from exc
+                raise_mapped(exc, self)
+                raise
 
         return generator
 
@@ -128,9 +134,7 @@ def _wrapped(method: Callable[..., Any]) -> Callable[..., Any]:
         try:
             return method(self, *args, **kwargs)
         except SQLITE_ERRORS as exc:
-            mapped = store_error(exc, Path(self.path), self.file)
-            if mapped is None:
-                raise
-            raise mapped from exc
+            raise_mapped(exc, self)
+            raise
 
     return call
