@@ -108,6 +108,34 @@ class SearchSettings(Section):
     )
     keyword_weight: float = Field(default=1.0, ge=0, description="Fusion weight of keyword.")
     semantic_weight: float = Field(default=1.5, ge=0, description="Fusion weight of semantic.")
+    relevance_gate: bool = Field(
+        default=True,
+        description="The semantic lane runs only for a query with a content word (not only "
+        "punctuation, stop words or question words) that occurs in the index: gibberish, "
+        "text in a script the notes do not use and '?!.' find nothing instead of the nearest "
+        "sections (search/relevance.py).",
+    )
+    semantic_floor: float | None = Field(
+        default=None,
+        ge=0.0,
+        le=1.0,
+        description="Least cosine similarity of a semantic result. Default: the embedding "
+        "model's calibrated floor (0.55 for bge-small-en; none for other models), measured in "
+        "docs/evaluation.md. 0 = no floor.",
+    )
+    partial_vectors: Literal["impute", "scale", "off"] = Field(
+        default="impute",
+        description="While embedding is incomplete: impute gives a keyword result that has no "
+        "vector yet the semantic contribution of its keyword rank, so partial vectors never "
+        "push keyword hits out; scale multiplies the semantic weight by the share embedded; "
+        "off fuses as if every chunk had a vector (docs/evaluation.md).",
+    )
+    function_words: Literal["keep", "questions", "always"] = Field(
+        default="keep",
+        description="Drop function words (what, how, do, I, ...) from the keyword query: for "
+        "question-shaped queries (questions), for every query (always) or never (keep); a "
+        "query made only of them keeps them.",
+    )
     snippet_chars: int = Field(
         default=220, ge=40, le=5000, description="Snippet length in characters."
     )

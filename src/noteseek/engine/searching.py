@@ -22,6 +22,7 @@ from noteseek.search import pipeline
 from noteseek.search.compress import compress
 from noteseek.search.concepts import ConceptVocabulary
 from noteseek.search.filters import build_filters, kinds_for
+from noteseek.search.relevance import model_floor
 from noteseek.search.request import MODES, Mode, SearchRequest, SearchResources, VectorLane
 
 
@@ -251,7 +252,12 @@ class Searching:
             )
         try:
             embed = self.embed_hypothesis if hypothesis else self.embed_query
-            return VectorLane(self.state.vector_index(), embed)
+            return VectorLane(
+                self.state.vector_index(),
+                embed,
+                coverage=embedded / total if total else 1.0,
+                floor=model_floor(self.state.model_id),
+            )
         except EmbeddingError as exc:
             if mode == "semantic":
                 raise ValueError(str(exc)) from exc

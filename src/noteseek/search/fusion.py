@@ -12,6 +12,14 @@ multiplied by ``min(1, z / z0)``, where ``z = (s_1 - mean(s)) / std(s)`` over th
 scores of its first 50 results: how many deviations its best result stands above the rest. A
 lane whose scores are flat (nothing stands out; it is guessing) counts less. When every lane is
 flat the plain weights are kept. ``z0`` is ``search.flat_lane_z``.
+
+Partial vectors (``search.partial_vectors``): while embedding is incomplete, the semantic lane
+can only rank the sections that have a vector, and every other candidate misses its
+contribution. With ``impute`` (the default) a keyword candidate that has no vector yet is given
+the semantic contribution its keyword rank would earn (``w_semantic / (k + rank_keyword)``), as
+if the semantic lane agreed with the keyword lane about it: at 0% coverage hybrid ranks as
+keyword, at 100% nothing is imputed, in between the sections with vectors compete on equal
+terms. ``scale`` multiplies the semantic weight by the share of chunks embedded instead.
 """
 
 from __future__ import annotations
@@ -29,6 +37,8 @@ class Fused:
     ranks: dict[str, int] = field(default_factory=dict)
     raw: dict[str, float] = field(default_factory=dict)
     """Each lane's own score: BM25 for keyword, cosine similarity for semantic."""
+    imputed: dict[str, int] = field(default_factory=dict)
+    """Lane -> the rank standing in for it (a section the lane could not judge yet)."""
 
 
 def rrf(
@@ -48,6 +58,29 @@ def rrf(
             item.ranks[lane] = rank
             item.raw[lane] = raw
     return rescore(list(by_id.values()), best_score(lanes, weights, k), list(lanes))
+
+
+def impute_missing(
+    items: list[Fused],
+    *,
+    source: str,
+    target: str,
+    weight: float,
+    k: float,
+    missing: set[int],
+    best: float,
+    order: Sequence[str],
+) -> list[Fused]:
+    """Give each item of ``missing`` that ``source`` ranked and ``target`` could not judge the
+    contribution of ``target`` at its ``source`` rank; re-sorted (module docstring)."""
+    changed = False
+    for item in items:
+        rank = item.ranks.get(source)
+        if rank is not None and target not in item.ranks and item.rowid in missing:
+            item.fused += weight / (k + rank)
+            item.imputed[target] = rank
+            changed = True
+    return rescore(items, best, order) if changed else items
 
 
 def lane_confidence(ranked: Sequence[tuple[int, float]], depth: int = 50) -> float:

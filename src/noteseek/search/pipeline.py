@@ -23,13 +23,13 @@ import numpy.typing as npt
 from noteseek import deadline
 from noteseek.analysis import Analyzer
 from noteseek.config import SearchSettings
-from noteseek.search import keyword
+from noteseek.search import keyword, relevance
 from noteseek.search.concepts import expand_query
 from noteseek.search.expand import expand
-from noteseek.search.fusion import Fused, rrf, score_aware_weights
+from noteseek.search.fusion import Fused, best_score, impute_missing, rrf, score_aware_weights
 from noteseek.search.graph_lane import GraphHit, graph_lane
 from noteseek.search.query import parse_bounded, semantic_text
-from noteseek.search.request import SearchRequest, SearchResources
+from noteseek.search.request import SearchRequest, SearchResources, VectorLane
 from noteseek.search.rows import CandidateRows
 from noteseek.search.snippet import make_snippet
 from noteseek.search.stages import POST_FUSION, StageContext
@@ -78,7 +78,10 @@ def run(request: SearchRequest, resources: SearchResources) -> PipelineResult:
     if mode in ("hybrid", "semantic") and vectors is not None:
         started = time.perf_counter()
         semantic = semantic_text(text)
-        if semantic:
+        gate = _semantic_gate(semantic, query, store, analyzer, settings)
+        if gate:
+            warnings.append(f"the semantic lane did not run: {gate}")
+        elif semantic:
             qvec = vectors.embed_query(semantic)
             timings["embed_ms"] = _ms(started)
 
@@ -86,6 +89,10 @@ def run(request: SearchRequest, resources: SearchResources) -> PipelineResult:
     if mode in ("hybrid", "keyword"):
         started = time.perf_counter()
         kw_query = query
+        if settings.function_words == "always" or (
+            settings.function_words == "questions" and relevance.is_question(text)
+        ):
+            kw_query = relevance.strip_function_words(query, analyzer)
         if concepts is not None and qvec is not None and settings.expansion_terms:
             expansion = [
                 word
@@ -93,7 +100,7 @@ def run(request: SearchRequest, resources: SearchResources) -> PipelineResult:
                     qvec, settings.expansion_terms, settings.expansion_min_cosine, query.terms
                 )
             ]
-            kw_query = expand_query(query, expansion, analyzer)
+            kw_query = expand_query(kw_query, expansion, analyzer)
         kw_response = keyword.retrieve(store, kw_query, filters, want, settings)
         lanes["keyword"] = [(r.rowid, r.blended) for r in kw_response.results]
         timings["keyword_ms"] = _ms(started)
@@ -106,14 +113,39 @@ def run(request: SearchRequest, resources: SearchResources) -> PipelineResult:
         if query.excluded and found:
             hidden = store.matching_rowids(KeywordQuery(query.excluded, ()), [r for r, _ in found])
             found = [item for item in found if item[0] not in hidden]
-        lanes["semantic"] = found[:want]
+        floor = vectors.floor if settings.semantic_floor is None else settings.semantic_floor
+        lanes["semantic"] = [item for item in found[:want] if item[1] >= floor]
         timings["vector_ms"] = _ms(started)
         deadline.check()
 
     weights = {"keyword": settings.keyword_weight, "semantic": settings.semantic_weight}
     if settings.fusion == "score-aware" and len(lanes) > 1:
         weights = score_aware_weights(lanes, weights, settings.flat_lane_z)
-    fused = rrf(lanes, weights, settings.rrf_k)
+    partial = vectors is not None and vectors.coverage < 1.0 and "semantic" in lanes
+    if partial and settings.partial_vectors == "scale" and vectors is not None:
+        weights["semantic"] *= vectors.coverage
+    missing = (
+        _unembedded(vectors, lanes.get("keyword", []))
+        if partial and settings.partial_vectors == "impute" and "keyword" in lanes
+        else set[int]()
+    )
+
+    def fuse() -> list[Fused]:
+        fused = rrf(lanes, weights, settings.rrf_k)
+        if not missing:
+            return fused
+        return impute_missing(
+            fused,
+            source="keyword",
+            target="semantic",
+            weight=weights["semantic"],
+            k=settings.rrf_k,
+            missing=missing,
+            best=best_score(lanes, weights, settings.rrf_k),
+            order=list(lanes),
+        )
+
+    fused = fuse()
     graph_via: dict[int, GraphHit] = {}
     if graph is not None and settings.graph_weight > 0 and fused:
         started = time.perf_counter()
@@ -131,7 +163,7 @@ def run(request: SearchRequest, resources: SearchResources) -> PipelineResult:
         if found:
             lanes["graph"] = found
             weights = {**weights, "graph": settings.graph_weight}
-            fused = rrf(lanes, weights, settings.rrf_k)
+            fused = fuse()
         timings["graph_ms"] = _ms(started)
     rows = CandidateRows(store)
     context = StageContext(request, resources, rows, lanes, weights)
@@ -168,6 +200,36 @@ def run(request: SearchRequest, resources: SearchResources) -> PipelineResult:
         warnings,
         expansion,
     )
+
+
+def _semantic_gate(
+    semantic: str,
+    query: KeywordQuery,
+    store: SearchSource,
+    analyzer: Analyzer,
+    settings: SearchSettings,
+) -> str:
+    """Why the semantic lane has nothing meaningful to look for ('' when it has): see
+    ``search/relevance.py``."""
+    if not settings.relevance_gate:
+        return ""
+    if not relevance.has_words(semantic):
+        return "the query has no words"
+    content = relevance.content_clauses(query, analyzer)
+    if not content:
+        return "the query holds only common words (stop words, question words)"
+    if not any(store.is_common(clause, 0.0, 1) for clause in content):
+        return "none of the query's words occurs in the index"
+    return ""
+
+
+def _unembedded(vectors: VectorLane | None, ranked: list[tuple[int, float]]) -> set[int]:
+    """The rowids of ``ranked`` that have no vector yet."""
+    if vectors is None or not ranked:
+        return set()
+    ids = [rowid for rowid, _ in ranked]
+    have = vectors.index.vectors_for(ids)
+    return {rowid for rowid in ids if rowid not in have}
 
 
 def _ms(started: float) -> float:

@@ -56,6 +56,10 @@ class VectorLane:
 
     index: VectorIndex
     embed_query: QueryEmbedder
+    coverage: float = 1.0
+    """Share of the index's chunks that have a vector (below 1 while embedding runs)."""
+    floor: float = 0.0
+    """Least cosine of a semantic candidate: the model's calibrated floor (search/relevance.py)."""
 
 
 @dataclass
