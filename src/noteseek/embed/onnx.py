@@ -171,6 +171,12 @@ class OnnxEmbedder:
     def dimension(self) -> int:
         return self.spec.dimension
 
+    def knows_word(self, word: str) -> bool:
+        """Whether the model's vocabulary holds ``word`` as one token (``cat`` yes; ``qzxv``,
+        a Russian or Thai word for an English model no: they are read letter by letter)."""
+        tokens = self._tokenizer.encode(word, add_special_tokens=False).tokens
+        return len(tokens) == 1 and tokens[0] != "[UNK]"
+
     def embed_documents(self, texts: Sequence[str]) -> Vectors:
         prefixed = [self.spec.document_prefix + t for t in texts]
         return self._embed(prefixed)

@@ -255,6 +255,7 @@ class Searching:
             return VectorLane(
                 self.state.vector_index(),
                 embed,
+                knows_word=getattr(self.state.embedder(), "knows_word", None),
                 coverage=embedded / total if total else 1.0,
                 floor=model_floor(self.state.model_id),
             )

@@ -5,7 +5,9 @@
   as one Markdown file per document (``<_id>.md``: title as H1, then the text) so it goes
   through exactly the indexing path notes take.
 * Vault: a ``vault/`` folder of notes, ``queries.jsonl`` and ``qrels/<split>.tsv`` whose corpus
-  ids are vault-relative paths.
+  ids are vault-relative paths. Instead of ``vault/``, a ``vault.txt`` may name the folder (a
+  path relative to the dataset folder): a query set kept in the repository over notes that
+  are not (``eval/hugo-questions``).
 """
 
 from __future__ import annotations
@@ -61,6 +63,11 @@ def load_dataset(folder: Path, split: str | None = None) -> Dataset:
                 if str(item["_id"]) in qrels:
                     queries[str(item["_id"])] = str(item["text"])
     vault = folder / "vault"
+    pointer = folder / "vault.txt"
+    if not vault.is_dir() and pointer.is_file():
+        vault = (folder / pointer.read_text(encoding="utf-8").strip()).resolve()
+        if not vault.is_dir():
+            raise FileNotFoundError(f"{pointer}: {vault} is not a folder")
     corpus = folder / "corpus.jsonl"
     return Dataset(
         folder.name,

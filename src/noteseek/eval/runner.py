@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from noteseek.engine import Engine, open_engine
+from noteseek.eval.coverage import partial_index
 from noteseek.eval.datasets import Dataset, load_dataset, materialise_corpus
 from noteseek.eval.metrics import mrr_at_k, ndcg_at_k, percentile, recall_at_k
 from noteseek.indexing.indexer import Progress
@@ -173,8 +174,13 @@ def run_eval(
     limit: int | None = None,
     progress: Progress | None = None,
     embed_progress: Progress | None = None,
+    coverage: float | None = None,
 ) -> EvalRun:
-    """Index a BEIR or vault dataset into ``index_dir`` (reused when it exists), run each mode."""
+    """Index a BEIR or vault dataset into ``index_dir`` (reused when it exists), run each mode.
+
+    ``coverage``: after indexing, search a copy of the index whose vectors cover only this
+    share of the chunks (``eval/coverage.py``), as while embedding is in progress.
+    """
     modes = list(modes)
     extra = dict(flags or {})
     if not {"semantic", "hybrid", "hypothesis"} & set(modes):
@@ -184,6 +190,13 @@ def run_eval(
         report = engine.index(progress=progress, embed_progress=embed_progress)
         if report.embedding and report.embedding.get("error"):
             raise RuntimeError(f"embedding failed: {report.embedding['error']}")
+        if coverage is not None and coverage < 1.0:
+            engine.close()
+            index = Path(extra.get("index.dir", Path(index_dir).resolve() / "index"))
+            copy = partial_index(index, coverage)
+            dataset, engine = eval_engine(
+                folder, index_dir, split=split, flags={**extra, "index.dir": str(copy)}
+            )
         if engine.settings.search.expansion_terms and engine.settings.embedding.enabled:
             engine.concept_vocabulary()  # built before timing the queries
         results = {mode: evaluate(engine, dataset, mode=mode, limit=limit) for mode in modes}
@@ -206,6 +219,7 @@ def run_eval(
                 "keyword_weight": s.search.keyword_weight,
                 "semantic_weight": s.search.semantic_weight,
                 "candidates": s.search.candidates,
+                "coverage": coverage,
             },
         )
     finally:

@@ -34,7 +34,7 @@ from noteseek.search.rows import CandidateRows
 from noteseek.search.snippet import make_snippet
 from noteseek.search.stages import POST_FUSION, StageContext
 from noteseek.store.base import Catalog, ChunkRow, SearchSource
-from noteseek.types import Hit, KeywordQuery
+from noteseek.types import Clause, Hit, KeywordQuery
 
 
 @dataclass
@@ -78,7 +78,7 @@ def run(request: SearchRequest, resources: SearchResources) -> PipelineResult:
     if mode in ("hybrid", "semantic") and vectors is not None:
         started = time.perf_counter()
         semantic = semantic_text(text)
-        gate = _semantic_gate(semantic, query, store, analyzer, settings)
+        gate = _semantic_gate(semantic, vectors, store, analyzer, settings)
         if gate:
             warnings.append(f"the semantic lane did not run: {gate}")
         elif semantic:
@@ -204,7 +204,7 @@ def run(request: SearchRequest, resources: SearchResources) -> PipelineResult:
 
 def _semantic_gate(
     semantic: str,
-    query: KeywordQuery,
+    vectors: VectorLane,
     store: SearchSource,
     analyzer: Analyzer,
     settings: SearchSettings,
@@ -215,12 +215,15 @@ def _semantic_gate(
         return ""
     if not relevance.has_words(semantic):
         return "the query has no words"
-    content = relevance.content_clauses(query, analyzer)
-    if not content:
+    words = relevance.content_words(semantic, analyzer)
+    if not words:
         return "the query holds only common words (stop words, question words)"
-    if not any(store.is_common(clause, 0.0, 1) for clause in content):
-        return "none of the query's words occurs in the index"
-    return ""
+    for word in words:
+        if vectors.knows_word is not None and vectors.knows_word(word):
+            return ""
+        if any(store.is_common(Clause(((term,),)), 0.0, 1) for term in analyzer.terms(word)):
+            return ""
+    return "none of the query's words occurs in the notes or is known to the embedding model"
 
 
 def _unembedded(vectors: VectorLane | None, ranked: list[tuple[int, float]]) -> set[int]:

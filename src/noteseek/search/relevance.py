@@ -10,9 +10,12 @@ queries' best matches. So the lane is gated on the query's words instead:
 
 * the query needs a **content word**: a word that is not only punctuation and not a function
   word (``the``, ``what``, ``do``, ``I``...);
-* the index must **know one of its content words** (the word occurs in at least one section).
-  Gibberish and text in a script the vault does not contain fail this; so would a query whose
-  every word is absent from the notes, which the keyword lane cannot match either.
+* one of its content words must be **known**: it occurs in the index (in at least one
+  section), or the embedding model's vocabulary holds it as a whole word (``cat`` finds the
+  note about a kitten). Gibberish (``qzxv`` is read as ``q z x v``) and words of a script
+  neither the notes nor the model's vocabulary hold (Russian, Greek, Thai against an English
+  vault and bge-small-en) fail this. A model that cannot say (a remote one) leaves the
+  index's words as the only test.
 
 A query that passes keeps the semantic lane, whose candidates must still reach the model's
 cosine floor: the 1st percentile of the cosine between real queries and the best section of
@@ -78,6 +81,16 @@ def content_clauses(query: KeywordQuery, analyzer: Analyzer) -> list[Clause]:
         return list(query.clauses)
     function = _function_terms(analyzer)
     return [c for c in query.clauses if any(t not in function for t in c.terms)]
+
+
+def content_words(text: str, analyzer: Analyzer) -> list[str]:
+    """The words of ``text`` that are not function words (in the order written, once each)."""
+    english = analyzer.language == "english"
+    seen: dict[str, None] = {}
+    for word in _WORD_RE.findall(text.casefold()):
+        if not (english and word in FUNCTION_WORDS) and analyzer.terms(word):
+            seen.setdefault(word, None)
+    return list(seen)
 
 
 def has_words(text: str) -> bool:

@@ -58,6 +58,8 @@ class VectorLane:
     embed_query: QueryEmbedder
     coverage: float = 1.0
     """Share of the index's chunks that have a vector (below 1 while embedding runs)."""
+    knows_word: Callable[[str], bool] | None = None
+    """Whether the embedding model has ``word`` as a whole word (None: it cannot say)."""
     floor: float = 0.0
     """Least cosine of a semantic candidate: the model's calibrated floor (search/relevance.py)."""
 

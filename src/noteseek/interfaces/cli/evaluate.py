@@ -57,6 +57,15 @@ def eval_command(
         Path | None,
         typer.Option(help="A file from --save: paired differences with permutation p-values."),
     ] = None,
+    coverage: Annotated[
+        float | None,
+        typer.Option(
+            min=0.0,
+            max=1.0,
+            help="Search a copy of the index whose vectors cover only this share of the chunks "
+            "(a seeded random subset), as while embedding is in progress.",
+        ),
+    ] = None,
 ) -> None:
     """Measure ranking quality: nDCG@10, Recall@10/100, MRR@10 and latency per mode."""
     from noteseek.eval.runner import compare_runs, run_eval
@@ -92,6 +101,7 @@ def eval_command(
                 limit=limit,
                 progress=progress,
                 embed_progress=embed_progress,
+                coverage=coverage,
             )
         except (FileNotFoundError, ConfigError, ValueError, RuntimeError) as exc:
             raise fail(str(exc), EXIT_USAGE) from None
