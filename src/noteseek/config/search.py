@@ -130,6 +130,13 @@ class SearchSettings(Section):
         "push keyword hits out; scale multiplies the semantic weight by the share embedded; "
         "off fuses as if every chunk had a vector (docs/evaluation.md).",
     )
+    question_weight: float = Field(
+        default=1.0,
+        ge=0.0,
+        le=10.0,
+        description="Multiplies the semantic lane's fusion weight for question-shaped queries "
+        "(ending with ? or opening with how, what, can, ...).",
+    )
     function_words: Literal["keep", "questions", "always"] = Field(
         default="keep",
         description="Drop function words (what, how, do, I, ...) from the keyword query: for "

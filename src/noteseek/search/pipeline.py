@@ -119,6 +119,8 @@ def run(request: SearchRequest, resources: SearchResources) -> PipelineResult:
         deadline.check()
 
     weights = {"keyword": settings.keyword_weight, "semantic": settings.semantic_weight}
+    if settings.question_weight != 1.0 and relevance.is_question(text):
+        weights["semantic"] *= settings.question_weight
     if settings.fusion == "score-aware" and len(lanes) > 1:
         weights = score_aware_weights(lanes, weights, settings.flat_lane_z)
     partial = vectors is not None and vectors.coverage < 1.0 and "semantic" in lanes
@@ -351,6 +353,11 @@ def _explain(
                 "rank": item.ranks["semantic"],
                 "cosine": round(item.raw["semantic"], 4),
             }
+        elif "semantic" in item.imputed:
+            out["semantic"] = {
+                "rank": None,
+                "note": "no vector yet (embedding in progress): the keyword rank stands in",
+            }
         else:
             out["semantic"] = {"rank": None, "note": "not among the semantic lane's candidates"}
     stages = [stage.explain(item) for stage in POST_FUSION]
@@ -361,7 +368,11 @@ def _explain(
         "k": rrf_k,
         "weights": weights,
         "contributions": {
-            lane: round(weights[lane] / (rrf_k + rank), 6) for lane, rank in item.ranks.items()
+            **{lane: round(weights[lane] / (rrf_k + r), 6) for lane, r in item.ranks.items()},
+            **{
+                f"{lane} (imputed from keyword rank)": round(weights[lane] / (rrf_k + r), 6)
+                for lane, r in item.imputed.items()
+            },
         },
         "fused": round(item.fused, 6),
         "score": round(item.score, 4),
