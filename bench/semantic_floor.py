@@ -14,13 +14,17 @@ reused), every query is embedded once and compared with every chunk:
   stop words only, punctuation, and text in scripts the corpora do not contain (Cyrillic,
   Greek, Thai, Arabic, Hebrew, Devanagari, Georgian, Armenian).
 
-Prints percentiles of each, and for candidate floors the share of relevant pairs below each
-and the share of meaningless queries whose best chunk passes it.
+Prints percentiles of each (and of the same cosines as z-scores over the query's cosines
+with the whole index), for candidate floors the share of relevant pairs below each and the
+share of meaningless queries whose best chunk passes it, and how many meaningless queries
+find nothing in semantic and hybrid search with the settings in force (``--set`` to change
+them, e.g. ``--set search.relevance_gate=false``).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import random
 from pathlib import Path
 
@@ -99,11 +103,13 @@ def main() -> None:
     parser.add_argument("--index-root", type=Path, required=True)
     parser.add_argument("--dataset", action="append", default=[], help="NAME=FOLDER")
     parser.add_argument("--limit", type=int, default=0, help="queries per set (0: all)")
+    parser.add_argument("--set", action="append", default=[], help="section.key=value")
     args = parser.parse_args()
     sets = dict(item.split("=", 1) for item in args.dataset) if args.dataset else DEFAULT_SETS
     rng = random.Random(7)
     for name, folder in sets.items():
-        ds, engine = eval_engine(Path(folder), args.index_root / name)
+        flags = {k: json.loads(v) for k, v in (item.split("=", 1) for item in args.set)}
+        ds, engine = eval_engine(Path(folder), args.index_root / name, flags=flags)
         try:
             if not engine.index_exists:
                 raise SystemExit(f"{args.index_root / name}: run noteseek eval first")
@@ -132,7 +138,9 @@ def main() -> None:
                 top1.append(hits[0][1])
                 top1_z.append((hits[0][1] - mean) / std)
                 relevant.extend(best[d] for d in ds.qrels.get(qid, {}) if d in best)
-                relevant_z.extend((best[d] - mean) / std for d in ds.qrels.get(qid, {}) if d in best)
+                relevant_z.extend(
+                    (best[d] - mean) / std for d in ds.qrels.get(qid, {}) if d in best
+                )
                 rand.extend(cos for _, cos in rng.sample(hits, min(5, len(hits))))
             junk = []
             junk_z = []
@@ -162,7 +170,17 @@ def main() -> None:
                 )
             for text, cos in sorted(zip(MEANINGLESS, junk, strict=True), key=lambda x: -x[1])[:8]:
                 print(f"    {cos:.3f}  {text}")
-            for floor in np.arange(0.60, 0.86, 0.01):
+            empty = {
+                mode: [not engine.search(t, mode=mode, snippets=False).hits for t in MEANINGLESS]
+                for mode in ("semantic", "hybrid")
+            }
+            for mode, flags in empty.items():
+                kept = [t for t, e in zip(MEANINGLESS, flags, strict=True) if not e]
+                print(
+                    f"{mode}: {sum(flags)} of {len(flags)} meaningless queries find nothing; "
+                    f"results for: {kept}"
+                )
+            for floor in np.arange(0.50, 0.86, 0.01):
                 below = sum(c < floor for c in relevant) / max(1, len(relevant))
                 passing = sum(c >= floor for c in junk) / len(junk)
                 q_empty = sum(c < floor for c in top1) / max(1, len(top1))

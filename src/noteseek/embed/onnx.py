@@ -174,6 +174,8 @@ class OnnxEmbedder:
     def knows_word(self, word: str) -> bool:
         """Whether the model's vocabulary holds ``word`` as one token (``cat`` yes; ``qzxv``,
         a Russian or Thai word for an English model no: they are read letter by letter)."""
+        if len(word) < 2:  # single letters are tokens of every script the model has seen
+            return False
         tokens = self._tokenizer.encode(word, add_special_tokens=False).tokens
         return len(tokens) == 1 and tokens[0] != "[UNK]"
 

@@ -75,18 +75,23 @@ def run(request: SearchRequest, resources: SearchResources) -> PipelineResult:
             "and run noteseek index"
         )
     qvec: npt.NDArray[np.float32] | None = None
+    run_keyword = mode in ("hybrid", "keyword")
     if mode in ("hybrid", "semantic") and vectors is not None:
         started = time.perf_counter()
         semantic = semantic_text(text)
         gate = _semantic_gate(semantic, vectors, store, analyzer, settings)
-        if gate:
+        if gate in (NO_WORDS, ONLY_COMMON):
+            # Nothing to look for: a keyword match on "what" or "these" would look like one.
+            run_keyword = False
+            warnings.append(f"nothing to search for: {gate}")
+        elif gate:
             warnings.append(f"the semantic lane did not run: {gate}")
         elif semantic:
             qvec = vectors.embed_query(semantic)
             timings["embed_ms"] = _ms(started)
 
     expansion: list[str] = []
-    if mode in ("hybrid", "keyword"):
+    if run_keyword:
         started = time.perf_counter()
         kw_query = query
         if settings.function_words == "always" or (
@@ -204,6 +209,10 @@ def run(request: SearchRequest, resources: SearchResources) -> PipelineResult:
     )
 
 
+NO_WORDS = "the query has no words"
+ONLY_COMMON = "the query holds only common words (stop words, question words)"
+
+
 def _semantic_gate(
     semantic: str,
     vectors: VectorLane,
@@ -216,10 +225,10 @@ def _semantic_gate(
     if not settings.relevance_gate:
         return ""
     if not relevance.has_words(semantic):
-        return "the query has no words"
+        return NO_WORDS
     words = relevance.content_words(semantic, analyzer)
     if not words:
-        return "the query holds only common words (stop words, question words)"
+        return ONLY_COMMON
     for word in words:
         if vectors.knows_word is not None and vectors.knows_word(word):
             return ""
