@@ -158,3 +158,17 @@ def test_keyword_first_known_item_stays_first_at_low_coverage(tmp_path: Path) ->
     # Fusing as if every chunk had a vector puts the semantic lane's guesses first.
     with engine_for(folder, embeddings=True, **{"search.partial_vectors": "off"}) as engine:
         assert paths(engine.search("meditation", top_k=6).hits)[0] != "meditation.md"
+
+
+def test_rank_scale_reads_a_partial_lane_as_ranks_over_the_whole_index() -> None:
+    from noteseek.search.fusion import rrf
+
+    lanes = {"keyword": [(1, 5.0), (2, 4.0)], "semantic": [(3, 0.8), (2, 0.7)]}
+    weights = {"keyword": 1.0, "semantic": 1.5}
+    full = rrf(lanes, weights, 10)
+    assert full[0].rowid == 2  # second in both lanes
+    assert full[1].rowid == 3  # semantic first beats keyword first at weight 1.5
+    partial = rrf(lanes, weights, 10, {"semantic": 10.0})  # the lane saw 10% of the index
+    # The semantic lane's first result now stands where tenth would: behind keyword's first.
+    assert [f.rowid for f in partial] == [2, 1, 3]
+    assert partial[0].fused == pytest.approx(1 / 12 + 1.5 / 30)

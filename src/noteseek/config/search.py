@@ -123,7 +123,7 @@ class SearchSettings(Section):
         "model's calibrated floor (0.55 for bge-small-en; none for other models), measured in "
         "docs/evaluation.md. 0 = no floor.",
     )
-    partial_vectors: Literal["impute", "scale", "off"] = Field(
+    partial_vectors: Literal["rescale", "impute", "scale", "off"] = Field(
         default="impute",
         description="While embedding is incomplete: impute gives a keyword result that has no "
         "vector yet the semantic contribution of its keyword rank, so partial vectors never "

@@ -19,7 +19,10 @@ contribution. With ``impute`` (the default) a keyword candidate that has no vect
 the semantic contribution its keyword rank would earn (``w_semantic / (k + rank_keyword)``), as
 if the semantic lane agreed with the keyword lane about it: at 0% coverage hybrid ranks as
 keyword, at 100% nothing is imputed, in between the sections with vectors compete on equal
-terms. ``scale`` multiplies the semantic weight by the share of chunks embedded instead.
+terms. ``rescale`` also reads the semantic lane's ranks as estimates over the whole index: a
+lane that saw a share ``c`` of the chunks ranks its n-th result where about ``n / c`` would
+stand, so its rank is divided by ``c`` before fusing. ``scale`` multiplies the semantic weight by
+``c`` instead.
 """
 
 from __future__ import annotations
@@ -45,16 +48,22 @@ def rrf(
     lanes: Mapping[str, Sequence[tuple[int, float]]],
     weights: Mapping[str, float],
     k: float,
+    rank_scale: Mapping[str, float] | None = None,
 ) -> list[Fused]:
-    """Fuse ranked ``(rowid, raw score)`` lists; best first, ties broken by lane order."""
+    """Fuse ranked ``(rowid, raw score)`` lists; best first, ties broken by lane order.
+
+    ``rank_scale``: a lane's ranks are multiplied by this before fusing (a lane that saw only
+    a share ``c`` of the index ranks its results about ``1 / c`` times too high).
+    """
     by_id: dict[int, Fused] = {}
     for lane, ranked in lanes.items():
         w = weights.get(lane, 1.0)
+        scale = (rank_scale or {}).get(lane, 1.0)
         for rank, (rowid, raw) in enumerate(ranked, start=1):
             item = by_id.get(rowid)
             if item is None:
                 item = by_id[rowid] = Fused(rowid, 0.0, 0.0)
-            item.fused += w / (k + rank)
+            item.fused += w / (k + rank * scale)
             item.ranks[lane] = rank
             item.raw[lane] = raw
     return rescore(list(by_id.values()), best_score(lanes, weights, k), list(lanes))

@@ -131,14 +131,18 @@ def run(request: SearchRequest, resources: SearchResources) -> PipelineResult:
     partial = vectors is not None and vectors.coverage < 1.0 and "semantic" in lanes
     if partial and settings.partial_vectors == "scale" and vectors is not None:
         weights["semantic"] *= vectors.coverage
+    imputing = partial and settings.partial_vectors in ("impute", "rescale")
     missing = (
         _unembedded(vectors, lanes.get("keyword", []))
-        if partial and settings.partial_vectors == "impute" and "keyword" in lanes
+        if imputing and "keyword" in lanes
         else set[int]()
     )
+    rank_scale: dict[str, float] = {}
+    if partial and settings.partial_vectors == "rescale" and vectors is not None:
+        rank_scale["semantic"] = 1.0 / max(vectors.coverage, 0.01)
 
     def fuse() -> list[Fused]:
-        fused = rrf(lanes, weights, settings.rrf_k)
+        fused = rrf(lanes, weights, settings.rrf_k, rank_scale)
         if not missing:
             return fused
         return impute_missing(
@@ -194,6 +198,7 @@ def run(request: SearchRequest, resources: SearchResources) -> PipelineResult:
         with_text=request.with_text,
         snippets=request.snippets,
         rrf_k=settings.rrf_k,
+        rank_scale=rank_scale,
         weights={lane: weights[lane] for lane in lanes},
         expand_chars=request.expand_chars,
         graph_via=graph_via,
@@ -266,6 +271,7 @@ def _hits(
     weights: dict[str, float],
     expand_chars: int = 0,
     graph_via: Mapping[int, GraphHit] | None = None,
+    rank_scale: Mapping[str, float] | None = None,
 ) -> list[Hit]:
     rows = candidates.get(f.rowid for f in fused)
     terms = set(query.terms)
@@ -299,7 +305,7 @@ def _hits(
             )
         if explain:
             hit.explain = _explain(
-                item, kw_results, fields, matched, terms, analyzer, row, rrf_k, weights
+                item, kw_results, fields, matched, terms, analyzer, row, rrf_k, weights, rank_scale
             )
             if "graph" in weights:
                 hit.explain["graph"] = _explain_graph(store, item, (graph_via or {}))
@@ -347,7 +353,9 @@ def _explain(
     row: ChunkRow,
     rrf_k: float,
     weights: dict[str, float],
+    rank_scale: Mapping[str, float] | None = None,
 ) -> dict[str, Any]:
+    rank_scale = rank_scale or {}
     out: dict[str, Any] = {}
     kw = kw_results.get(item.rowid)
     if "keyword" in weights:
@@ -377,7 +385,10 @@ def _explain(
         "k": rrf_k,
         "weights": weights,
         "contributions": {
-            **{lane: round(weights[lane] / (rrf_k + r), 6) for lane, r in item.ranks.items()},
+            **{
+                lane: round(weights[lane] / (rrf_k + r * rank_scale.get(lane, 1.0)), 6)
+                for lane, r in item.ranks.items()
+            },
             **{
                 f"{lane} (imputed from keyword rank)": round(weights[lane] / (rrf_k + r), 6)
                 for lane, r in item.imputed.items()
@@ -386,6 +397,8 @@ def _explain(
         "fused": round(item.fused, 6),
         "score": round(item.score, 4),
     }
+    if rank_scale:
+        out["fusion"]["rank_scale"] = dict(rank_scale)
     for part in stages:
         out["fusion"].update(part.get("fusion", {}))
     return out
