@@ -92,8 +92,10 @@ def test_filters_and_exclusions_apply_to_the_semantic_lane(small: tuple[Path, Pa
     folder, _ = small
     with open_small(folder) as engine:
         engine.index()
-        hits = engine.search("pet cat", mode="semantic", paths=["garden.md"]).hits
+        hits = engine.search("growing vegetables", mode="semantic", paths=["garden.md"]).hits
         assert [h.path for h in hits] == ["garden.md"]
+        # The filter leaves only an unrelated note: below the cosine floor, so nothing.
+        assert engine.search("pet cat", mode="semantic", paths=["garden.md"]).hits == []
         hits = engine.search("pet cat -kitten", mode="semantic", top_k=10).hits
         assert "felines.md" not in [h.path for h in hits]
 

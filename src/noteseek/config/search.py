@@ -120,7 +120,7 @@ class SearchSettings(Section):
         ge=0.0,
         le=1.0,
         description="Least cosine similarity of a semantic result. Default: the embedding "
-        "model's calibrated floor (0.55 for bge-small-en; none for other models), measured in "
+        "model's calibrated floor (0.50 for bge-small-en; none for other models), measured in "
         "docs/evaluation.md. 0 = no floor.",
     )
     partial_vectors: Literal["rescale", "impute", "scale", "off"] = Field(
