@@ -124,11 +124,13 @@ class SearchSettings(Section):
         "docs/evaluation.md. 0 = no floor.",
     )
     partial_vectors: Literal["rescale", "impute", "scale", "off"] = Field(
-        default="impute",
-        description="While embedding is incomplete: impute gives a keyword result that has no "
-        "vector yet the semantic contribution of its keyword rank, so partial vectors never "
-        "push keyword hits out; scale multiplies the semantic weight by the share embedded; "
-        "off fuses as if every chunk had a vector (docs/evaluation.md).",
+        default="rescale",
+        description="While embedding is incomplete: rescale reads the semantic lane's ranks "
+        "as ranks over the whole index (rank / share embedded) and gives a keyword result that "
+        "has no vector yet the semantic contribution of its keyword rank, so partial vectors "
+        "never push keyword hits out; impute does the second only; scale multiplies the "
+        "semantic weight by the share embedded; off fuses as if every chunk had a vector "
+        "(docs/evaluation.md).",
     )
     question_weight: float = Field(
         default=1.0,

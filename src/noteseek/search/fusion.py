@@ -15,14 +15,14 @@ flat the plain weights are kept. ``z0`` is ``search.flat_lane_z``.
 
 Partial vectors (``search.partial_vectors``): while embedding is incomplete, the semantic lane
 can only rank the sections that have a vector, and every other candidate misses its
-contribution. With ``impute`` (the default) a keyword candidate that has no vector yet is given
-the semantic contribution its keyword rank would earn (``w_semantic / (k + rank_keyword)``), as
-if the semantic lane agreed with the keyword lane about it: at 0% coverage hybrid ranks as
-keyword, at 100% nothing is imputed, in between the sections with vectors compete on equal
-terms. ``rescale`` also reads the semantic lane's ranks as estimates over the whole index: a
-lane that saw a share ``c`` of the chunks ranks its n-th result where about ``n / c`` would
-stand, so its rank is divided by ``c`` before fusing. ``scale`` multiplies the semantic weight by
-``c`` instead.
+contribution. With ``impute`` a keyword candidate that has no vector yet is given the semantic
+contribution its keyword rank would earn (``w_semantic / (k + rank_keyword)``), as if the
+semantic lane agreed with the keyword lane about it: at 0% coverage hybrid ranks as keyword, at
+100% nothing is imputed, in between the sections with vectors compete on equal terms.
+``rescale`` (the default) also reads the semantic lane's ranks as estimates over the whole
+index: a lane that saw a share ``c`` of the chunks ranks its n-th result where about ``n / c``
+would stand, so its rank is divided by ``c`` before fusing. ``scale`` multiplies the semantic
+weight by ``c`` instead.
 """
 
 from __future__ import annotations
