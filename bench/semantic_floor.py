@@ -27,6 +27,7 @@ import argparse
 import json
 import random
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -88,6 +89,21 @@ def background(hits: list[tuple[int, float]]) -> tuple[float, float]:
     """Mean and standard deviation of a query's cosines over the whole index."""
     a = np.asarray([c for _, c in hits])
     return float(a.mean()), float(a.std()) or 1.0
+
+
+def sweep(
+    label: str, floors: Any, relevant: list[float], top1: list[float], junk: list[float]
+) -> None:
+    """For each floor: relevant pairs under it, real queries with nothing above it, and
+    meaningless queries whose best section passes it."""
+    for floor in floors:
+        below = sum(c < floor for c in relevant) / max(1, len(relevant))
+        passing = sum(c >= floor for c in junk) / len(junk)
+        q_empty = sum(c < floor for c in top1) / max(1, len(top1))
+        print(
+            f"{label} {floor:.2f}: relevant below {below:.4f}  real queries with nothing "
+            f"above {q_empty:.4f}  meaningless passing {passing:.3f}"
+        )
 
 
 def percentiles(values: list[float]) -> str:
@@ -160,14 +176,7 @@ def main() -> None:
             print(f"meaningless top-1 z  {percentiles(junk_z)}")
             for text, z in sorted(zip(MEANINGLESS, junk_z, strict=True), key=lambda x: -x[1])[:8]:
                 print(f"    z {z:.2f}  {text}")
-            for zf in np.arange(2.0, 6.01, 0.25):
-                below = sum(c < zf for c in relevant_z) / max(1, len(relevant_z))
-                passing = sum(c >= zf for c in junk_z) / len(junk_z)
-                q_empty = sum(c < zf for c in top1_z) / max(1, len(top1_z))
-                print(
-                    f"z floor {zf:.2f}: relevant below {below:.4f}  real queries with nothing "
-                    f"above {q_empty:.4f}  meaningless passing {passing:.3f}"
-                )
+            sweep("z floor", np.arange(2.0, 6.01, 0.25), relevant_z, top1_z, junk_z)
             for text, cos in sorted(zip(MEANINGLESS, junk, strict=True), key=lambda x: -x[1])[:8]:
                 print(f"    {cos:.3f}  {text}")
             empty = {
@@ -180,14 +189,7 @@ def main() -> None:
                     f"{mode}: {sum(flags)} of {len(flags)} meaningless queries find nothing; "
                     f"results for: {kept}"
                 )
-            for floor in np.arange(0.50, 0.86, 0.01):
-                below = sum(c < floor for c in relevant) / max(1, len(relevant))
-                passing = sum(c >= floor for c in junk) / len(junk)
-                q_empty = sum(c < floor for c in top1) / max(1, len(top1))
-                print(
-                    f"floor {floor:.2f}: relevant below {below:.4f}  real queries with nothing "
-                    f"above {q_empty:.4f}  meaningless passing {passing:.3f}"
-                )
+            sweep("floor", np.arange(0.50, 0.86, 0.01), relevant, top1, junk)
         finally:
             engine.close()
 
