@@ -172,3 +172,19 @@ def test_rank_scale_reads_a_partial_lane_as_ranks_over_the_whole_index() -> None
     # The semantic lane's first result now stands where tenth would: behind keyword's first.
     assert [f.rowid for f in partial] == [2, 1, 3]
     assert partial[0].fused == pytest.approx(1 / 12 + 1.5 / 30)
+
+
+@pytest.mark.embeddings
+def test_mcp_says_nothing_matches(vault: Path) -> None:
+    from tests.mcp_client import call, run, session
+
+    async def main() -> None:
+        async with session(vault) as client:
+            result = await client.call_tool("query_documents", {"query": "qzxv wplk"})
+            assert not result.is_error
+            assert result.structured_content["results"] == []
+            assert "semantic lane did not run" in result.content[0].text
+            found = await call(client, "query_documents", {"query": "kitten on the sofa"})
+            assert found["results"][0]["path"] == "felines.md"
+
+    run(main)
