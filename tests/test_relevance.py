@@ -188,3 +188,17 @@ def test_mcp_says_nothing_matches(vault: Path) -> None:
             assert found["results"][0]["path"] == "felines.md"
 
     run(main)
+
+
+@pytest.mark.embeddings
+def test_http_says_nothing_matches(vault: Path) -> None:
+    from tests.test_serve import serve_env, serving
+
+    env = serve_env(vault / "home", NOTESEEK_EMBEDDING__ENABLED="true")
+    with serving(vault, env=env) as server, server.client() as client:
+        server.wait_ready(client)
+        out = client.post("/query_documents", json={"query": "?!."})
+        assert out.status_code == 200
+        body = out.json()
+        assert body["results"] == []
+        assert any("nothing to search for" in w for w in body["warnings"])
