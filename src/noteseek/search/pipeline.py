@@ -268,10 +268,10 @@ def _hits(
     with_text: bool,
     snippets: bool,
     rrf_k: float,
+    rank_scale: Mapping[str, float],
     weights: dict[str, float],
     expand_chars: int = 0,
     graph_via: Mapping[int, GraphHit] | None = None,
-    rank_scale: Mapping[str, float] | None = None,
 ) -> list[Hit]:
     rows = candidates.get(f.rowid for f in fused)
     terms = set(query.terms)
