@@ -23,10 +23,10 @@ import numpy.typing as npt
 from noteseek import deadline
 from noteseek.analysis import Analyzer
 from noteseek.config import SearchSettings
-from noteseek.search import keyword, relevance
+from noteseek.search import fusion, keyword, relevance
 from noteseek.search.concepts import expand_query
 from noteseek.search.expand import expand
-from noteseek.search.fusion import Fused, best_score, impute_missing, rrf, score_aware_weights
+from noteseek.search.fusion import Fused, rrf, score_aware_weights
 from noteseek.search.graph_lane import GraphHit, graph_lane
 from noteseek.search.query import parse_bounded, semantic_text
 from noteseek.search.request import SearchRequest, SearchResources, VectorLane
@@ -145,14 +145,14 @@ def run(request: SearchRequest, resources: SearchResources) -> PipelineResult:
         fused = rrf(lanes, weights, settings.rrf_k, rank_scale)
         if not missing:
             return fused
-        return impute_missing(
+        return fusion.impute_missing(
             fused,
             source="keyword",
             target="semantic",
             weight=weights["semantic"],
             k=settings.rrf_k,
             missing=missing,
-            best=best_score(lanes, weights, settings.rrf_k),
+            best=fusion.best_score(lanes, weights, settings.rrf_k),
             order=list(lanes),
         )
 
