@@ -10,7 +10,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 LinkKind = Literal["wikilink", "embed", "markdown", "property"]
-BlockKind = Literal["heading", "paragraph", "code", "list", "table", "quote", "html", "other"]
+BlockKind = Literal[
+    "heading", "paragraph", "code", "list", "table", "quote", "html", "outline", "other"
+]
 
 KEYWORD_ONLY_NOTE = (
     "keyword only (chosen at index time); run `noteseek index --embed` to add meaning search"
