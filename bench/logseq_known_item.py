@@ -75,7 +75,7 @@ def main() -> int:
             page = vault / rel
             lines = page.read_text(encoding="utf-8").split("\n")
             drop = {i for i, key, _ in page_properties("\n".join(lines)) if key == "description"}
-            page.write_text("\n".join(l for i, l in enumerate(lines) if i not in drop), "utf-8")
+            page.write_text("\n".join(x for i, x in enumerate(lines) if i not in drop), "utf-8")
     for n, (key, alias) in enumerate(sorted(aliases.items())):
         if alias_count[alias.casefold()] == 1:
             queries.append((f"alias-{n}", alias, key.split("\x00")[0]))

@@ -6,7 +6,8 @@ Resolution (case-insensitive throughout):
   relative to the root; ``.md`` is tried when the target does not end with it.
 * An embed is resolved as a wikilink, then as a Markdown link.
 * A wikilink or embed (``[[Note]]``, ``[[folder/Note]]``, ``![[Note]]``):
-  1. a target with a ``/`` matches documents whose path ends with it (with or without ``.md``);
+  1. a target with a ``/`` matches documents whose path ends with it (with or without
+     ``.md``), else a document titled or aliased so (a Logseq namespace: ``[[A/B]]``);
   2. otherwise the file stem (``Note`` for ``Note.md``; ``a.b.c`` for Dendron's ``a.b.c.md``);
   3. then the document title, then its aliases.
   Several candidates: the one in the linking document's root, then the shortest path (as
@@ -204,8 +205,12 @@ class Resolver:
         if folded.endswith(".md"):
             folded = folded[:-3]
         if "/" in folded:
-            # Documents whose path (without extension) is the target or ends with "/target".
-            return self._pick(doc, self._by_suffix.get(folded.lstrip("/"), []))
+            # Documents whose path (without extension) is the target or ends with "/target";
+            # else a page named so (Logseq's namespaces: [[A/B]] is the page titled A/B).
+            found = self._pick(doc, self._by_suffix.get(folded.lstrip("/"), []))
+            if found is not None:
+                return found
+            return self._pick(doc, self._by_name.get(" ".join(folded.split()), []))
         candidates = self._by_stem.get(folded) or self._by_name.get(" ".join(folded.split()))
         return self._pick(doc, candidates or [])
 

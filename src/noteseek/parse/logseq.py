@@ -104,13 +104,13 @@ def parse_logseq(text: str, path: str) -> ParsedDocument:
 
     links: list[Link] = []
     for link in base.links:
-        key = prop_lines.get(link.line)
+        prop = prop_lines.get(link.line)
         if _BLOCK_REF.fullmatch(link.target):
             continue  # a block reference used as a link target: not a page
-        if key is None:
+        if prop is None:
             links.append(link)
-        elif key not in ("title", "alias"):
-            links.append(replace(link, kind="property", display=key))
+        elif prop not in ("title", "alias"):
+            links.append(replace(link, kind="property", display=prop))
 
     sections = build_sections(outline_blocks(lines, body))
     return ParsedDocument(
