@@ -77,15 +77,17 @@ def parse_logseq(text: str, path: str) -> ParsedDocument:
 
     frontmatter: dict[str, Any] = dict(base.frontmatter)
     aliases = list(base.aliases)
-    tags = list(base.tags)
+    tags: list[str] = []
     for key, value in props.items():
         values = _values(value, key in ("alias", "tags"))
         if key == "alias":
             aliases.extend(v for v in values if v not in aliases)
         elif key == "tags":
-            tags.extend(v for v in values if v.casefold() not in {t.casefold() for t in tags})
-        if key not in ("title",):
+            tags.extend(v for v in values if v)
+        if key != "title":
             frontmatter.setdefault(key, values[0] if len(values) == 1 else values)
+    folded = {t.casefold() for t in tags}
+    tags.extend(t for t in base.tags if t.casefold() not in folded)
 
     title = _strip_refs(props.get("title", "")).strip()
     fm_title = base.frontmatter.get("title")
