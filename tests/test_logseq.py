@@ -98,7 +98,9 @@ class TestNames:
 
 class TestOutline:
     def test_a_top_level_bullet_keeps_its_children(self) -> None:
-        items = [f"- Item {i} " + "word " * 20 + f"\n\t- child {i}a\n\t- child {i}b" for i in range(8)]
+        items = [
+            f"- Item {i} " + "word " * 20 + f"\n\t- child {i}a\n\t- child {i}b" for i in range(8)
+        ]
         doc = parse_logseq("\n".join(items) + "\n", "pages/list.md")
         chunks = chunk_document(doc, "r/pages/list.md", 400, clean_prose)
         assert len(chunks) > 1

@@ -109,10 +109,8 @@ def test_no_title_is_a_later_heading_on_the_shared_vaults() -> None:
             doc = parse_with_style(file.read_text(encoding="utf-8"), rel, style)
             if doc.frontmatter.get("title") == doc.title:
                 continue
-            headings = [s for s in doc.sections if s.level > 0 and s.heading_path]
-            if any(s.heading_path[-1] == doc.title for s in headings[1:]) and not (
-                leading_heading(doc) == doc.title
-            ):
+            headings = {s.heading_path[-1] for s in doc.sections if s.level and s.heading_path}
+            if doc.title in headings and leading_heading(doc) != doc.title:
                 later.append(rel)
         assert later == [], (folder, later[:5])
 
