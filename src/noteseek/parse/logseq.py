@@ -23,9 +23,10 @@ properties. This parser reads it as Logseq shows it:
   (``((uuid))``) are left out of the indexed text (:func:`clean_prose`); the source lines stay
   as they are in the file.
 
-Links and tags are found by the Markdown parser on a copy of the text with each body line's
-indentation removed (Logseq's tab-indented bullets after a heading would otherwise read as
-code), so their line numbers are the file's.
+Links and tags are found by the Markdown parser on a copy of the text whose body lines lose
+their indentation and bullet (Logseq's tab-indented bullets after a heading would otherwise
+read as code, and a fence opened on a bullet would not close), so their line numbers are the
+file's.
 """
 
 from __future__ import annotations
@@ -56,6 +57,8 @@ LOGSEQ_VERSION = "1"
 
 _PROPERTY = re.compile(r"^[ \t]*(?:- )?([A-Za-z][\w-]*):: ?(.*)$")
 _BULLET = re.compile(r"[-*+](?:[ \t]|$)")
+# A line's indentation and bullet: what the Markdown parser is not shown (see the docstring).
+_OUTLINE_MARK = re.compile(r"^[ \t]*(?:[-*+](?:[ \t]+|$))?")
 _HEADING = re.compile(r"^(?:- )?(#{1,6})[ \t]+(.*?)[ \t]*$")
 _FENCE = re.compile(r"[ \t]*(?:- )?(?:`{3,}|~{3,})")
 _BLOCK_REF = re.compile(r"\(\([0-9a-fA-F]{8}-[0-9a-fA-F-]{27,}\)\)")
@@ -70,7 +73,7 @@ def parse_logseq(text: str, path: str) -> ParsedDocument:
     text = normalize_text(text)
     lines = text.split("\n")
     fm_end = _frontmatter_end(lines)
-    view = "\n".join([*lines[:fm_end], *(line.lstrip(" \t") for line in lines[fm_end:])])
+    view = "\n".join([*lines[:fm_end], *map(_view_line, lines[fm_end:])])
     base = parse_markdown(view, path)
     body = base.body_start_line - 1
     props, prop_lines, body = _page_properties(lines, body)
@@ -127,6 +130,14 @@ def parse_logseq(text: str, path: str) -> ParsedDocument:
         warnings=base.warnings,
         body_start_line=body + 1,
     )
+
+
+def _view_line(line: str) -> str:
+    """A body line as the Markdown parser sees it: no indentation, no bullet, and no HTML
+    block start (a ``<div>`` in a bullet would run to the next blank line, which an outline
+    has none of)."""
+    line = _OUTLINE_MARK.sub("", line)
+    return "\\" + line if line.startswith("<") else line
 
 
 def page_name(path: str) -> str:
