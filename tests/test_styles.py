@@ -123,6 +123,7 @@ def test_the_style_setting_and_a_change_of_style(tmp_path: Path) -> None:
         engine.index()  # no marker, few wikilinks... one of two files: a note vault
         titles = {f.path: f.title for f in engine.store.iter_files("v")}
         assert titles == {"SQL Injection.md": "SQL Injection", "guide.md": "guide"}
+        assert {r["name"]: r["style"] for r in engine.status()["roots"]}["v"] == "notes"
     # The root says it is documentation: the next run parses its files again, unchanged.
     project(tmp_path, {"v": vault}, extra="")
     toml = tmp_path / ".noteseek.toml"
@@ -132,6 +133,7 @@ def test_the_style_setting_and_a_change_of_style(tmp_path: Path) -> None:
         assert report.added + report.updated == 2
         titles = {f.path: f.title for f in engine.store.iter_files("v")}
         assert titles == {"SQL Injection.md": "SQL Injection", "guide.md": "The Guide"}
+        assert {r["name"]: r["style"] for r in engine.status()["roots"]}["v"] == "docs"
         assert engine.search("the guide", mode="keyword").hits[0].path == "guide.md"
 
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from noteseek.engine.state import IndexState
 from noteseek.indexing.embedding import MODEL_META_KEY
+from noteseek.indexing.indexer import stored_styles
 from noteseek.store.base import IndexCorrupt
 from noteseek.store.folder import damaged_message
 
@@ -58,8 +59,10 @@ def _contents(state: IndexState, out: dict[str, Any]) -> dict[str, Any]:
     stats = state.store.stats()
     configured = state.settings.roots
     kinds = state.store.root_kinds()
+    styles = stored_styles(state.store)
     for root in stats["roots"]:
         root["kind"] = kinds.get(root["name"], "files")
+        root["style"] = styles.get(root["name"])
         root["configured"] = root["name"] in configured
     out.update(stats)
     out["problems"] = [

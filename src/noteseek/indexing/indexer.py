@@ -100,6 +100,15 @@ ROOT_STYLES_KEY = "root_styles"
 """Meta key: the style each root's files were parsed with (``{name: style}``, JSON)."""
 
 
+def stored_styles(store: Store) -> dict[str, str]:
+    """Root name -> the style its files were last parsed with (``roots.NAME.style``)."""
+    try:
+        value = json.loads(store.meta(ROOT_STYLES_KEY) or "{}")
+    except ValueError:
+        return {}
+    return {str(k): str(v) for k, v in value.items()} if isinstance(value, dict) else {}
+
+
 class Indexer:
     def __init__(self, store: Store, settings: Settings, context: SourceContext) -> None:
         self.store = store
@@ -344,12 +353,7 @@ class Indexer:
             self.store.record_run(started, time.time(), report.to_dict())
 
     def _stored_styles(self) -> dict[str, str]:
-        """Root name -> the style its files were last parsed with."""
-        try:
-            value = json.loads(self.store.meta(ROOT_STYLES_KEY) or "{}")
-        except ValueError:
-            return {}
-        return {str(k): str(v) for k, v in value.items()} if isinstance(value, dict) else {}
+        return stored_styles(self.store)
 
     def _style(
         self,

@@ -154,9 +154,15 @@ def status(
     if not data["exists"]:
         out.print("no index yet: run `noteseek index`")
         return
-    table = Table("root", "path", "files", "chunks", box=None)
+    table = Table("root", "style", "path", "files", "chunks", box=None)
     for r in data["roots"]:
-        table.add_row(escape(r["name"]), escape(r["path"]), str(r["files"]), str(r["chunks"]))
+        table.add_row(
+            escape(r["name"]),
+            escape(r.get("style") or r.get("kind") or ""),
+            escape(r["path"]),
+            str(r["files"]),
+            str(r["chunks"]),
+        )
     out.print(table)
     out.print(
         f"{data['documents']} files, {data['chunks']} chunks, {data['links']} links, "
