@@ -144,3 +144,27 @@ def test_a_bad_style_is_a_clear_config_error(tmp_path: Path) -> None:
     toml.write_text(toml.read_text() + 'style = "wiki"\n', encoding="utf-8")
     with pytest.raises(ConfigError, match="style"):
         engine_for(tmp_path)
+
+
+def test_a_zettelkasten_note_is_found_and_shown_by_its_name(tmp_path: Path) -> None:
+    """The issue's case: a note whose first H1 is a section ("Locations") further down."""
+    vault = tmp_path / "zk"
+    write(vault / ".obsidian" / "app.json", "{}")
+    write(
+        vault / "Security" / "SQL Injection.md",
+        "Input that ends up inside a query.\n\n# Locations\n\n- [[Web]]\n\n# Concepts\n\n"
+        "- [[Input validation]]\n",
+    )
+    for i, name in enumerate(["Web", "Input validation", "OWASP", "Databases"]):
+        write(
+            vault / f"{name}.md",
+            f"# {name}\n\nNotes on {name}: SQL injection, SQL injection again, and more SQL "
+            f"injection in example {i}.\n",
+        )
+    with engine_for(project(tmp_path, {"zk": vault})) as engine:
+        engine.index()
+        hits = engine.search("SQL injection", mode="keyword").hits
+        assert hits[0].path == "Security/SQL Injection.md"
+        assert hits[0].title == "SQL Injection"
+        titles = {f.path: f.title for f in engine.store.iter_files("zk")}
+        assert "Locations" not in titles.values()
