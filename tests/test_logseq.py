@@ -180,3 +180,13 @@ def test_logseq_docs_graph() -> None:
     aliased = [(rel, a) for rel, d in docs.items() if rel.startswith("pages/") for a in d.aliases]
     assert len(aliased) >= 60
     assert all(rel in names[a.casefold()] for rel, a in aliased)
+
+
+def test_a_staircase_outline_is_chunked_in_bounded_time() -> None:
+    """Every bullet one level deeper than the last: cut by outline levels, then as text."""
+    text = "\n".join("\t" * i + f"- step {i} " + "word " * 10 for i in range(3000)) + "\n"
+    doc = parse_logseq(text, "pages/stairs.md")
+    chunks = chunk_document(doc, "r/pages/stairs.md", 900, clean_prose)
+    assert all(len(c.text) <= 900 for c in chunks)
+    covered = {n for c in chunks for n in range(c.start_line, c.end_line + 1)}
+    assert covered == set(range(1, 3001))

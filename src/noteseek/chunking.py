@@ -259,8 +259,9 @@ def _split_block(text: str, s: _BlockSpan, max_chars: int) -> Iterator[_Piece]:
         # nobody can read; lines are their natural unit.
         levels = (_line_cuts,)
     elif s.block.kind == "outline":
-        # An outline item is cut between its children first, each child with its own.
-        levels = (_outline_cuts, _sentence_cuts, _line_cuts)
+        # An outline item is cut between its children first, each child with its own, down
+        # to OUTLINE_LEVELS levels (a deeper staircase of bullets is cut as text).
+        levels = (*(_outline_cuts,) * OUTLINE_LEVELS, _sentence_cuts, _line_cuts)
     else:
         levels = (_sentence_cuts, _line_cuts)
     return (_Piece(a, b, s) for a, b in _split_range(text, s.start, s.end, max_chars, levels))
@@ -280,8 +281,7 @@ def _split_range(
         cuts = cutter(text, start, end)
         first = next(cuts, None)
         if first is not None:
-            # Outline cuts apply again inside each child, down to the leaves.
-            finer = levels[depth:] if cutter is _outline_cuts else levels[depth + 1 :]
+            finer = levels[depth + 1 :]
             for a, b in pairwise(chain([start, first], cuts, [end])):
                 yield from _split_range(text, a, b, max_chars, finer)
             return
@@ -294,6 +294,8 @@ def _sentence_cuts(text: str, start: int, end: int) -> Iterator[int]:
             yield match.end()
 
 
+OUTLINE_LEVELS = 8
+"""Outline levels an oversized outline item is cut at, before sentences and lines."""
 _BULLET_RE = re.compile(r"[ \t]*[-*+](?:[ \t]|$)")
 _FENCE_RE = re.compile(r"[ \t]*(?:- )?(?:`{3,}|~{3,})")
 
