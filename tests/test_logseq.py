@@ -36,13 +36,15 @@ class TestPageProperties:
         assert doc.frontmatter["type"] == "Concept"
         # A prose value with a comma is one value, not a list.
         assert doc.frontmatter["description"] == "How to keep notes, and why"
-        assert doc.body_start_line == 6
 
-    def test_property_lines_are_in_no_chunk_and_block_noise_is_not_indexed(self) -> None:
+    def test_property_lines_and_block_noise_are_not_indexed_text(self) -> None:
         doc = parse_logseq(PAGE, "pages/pkm.md")
         chunks = chunk_document(doc, "r/pages/pkm.md", 900, clean_prose)
-        assert chunks and all(c.start_line >= 6 for c in chunks)
+        # The properties stay in the first chunk's text (the embedding model reads them)...
+        assert chunks[0].start_line == 1 and "alias:: PKM" in chunks[0].text
         prose = "\n".join(c.prose for c in chunks)
+        # ...but not in the body field, nor do block properties and references.
+        assert "::" not in prose and "Second Brain" not in prose
         assert "id::" not in prose and "collapsed::" not in prose
         assert "64f0c0a0" not in prose
         assert "Child one refers to" in prose
@@ -59,11 +61,11 @@ class TestPageProperties:
     def test_a_first_bullet_of_properties_is_the_page_properties(self) -> None:
         doc = parse_logseq("- title:: Real Name\n  alias:: RN\n- body text\n", "pages/x.md")
         assert doc.title == "Real Name" and doc.aliases[0] == "RN"
-        assert doc.body_start_line == 3
+        assert "body" not in doc.frontmatter
 
     def test_no_properties_means_the_body_starts_at_the_top(self) -> None:
         doc = parse_logseq("- just a bullet\n", "pages/Plain Page.md")
-        assert doc.title == "Plain Page" and doc.body_start_line == 1
+        assert doc.title == "Plain Page" and doc.frontmatter == {}
 
 
 class TestNames:
