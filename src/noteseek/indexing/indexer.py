@@ -180,7 +180,9 @@ class Indexer:
             if not moved_to_nothing:
                 self.store.ensure_root(name, resolved, source.kind)
             states = self.store.file_states(name)
-            restyled = self._style(name, roots[name], source, scan.files, styles)
+            # A root that could not be read says nothing about its style either.
+            unread = "." in scan.unreadable
+            restyled = not unread and self._style(name, roots[name], source, scan.files, styles)
             seen = self._plan(name, scan.files, states, force or restyled, jobs, report)
             states_by_root[name] = states
             # A root or folder that could not be read (unmounted disk, permissions) says
