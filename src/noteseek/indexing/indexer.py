@@ -25,7 +25,7 @@ from noteseek.config import RootConfig, Settings
 from noteseek.indexing.commits import commit_outcomes
 from noteseek.indexing.pool import ParserPool, prepared_in_order
 from noteseek.indexing.prepare import Outcome, PrepareSettings, prepare_file
-from noteseek.indexing.styles import resolve_style
+from noteseek.indexing.styles import ROOT_STYLES_KEY, resolve_style, stored_styles
 from noteseek.parse import default_registry
 from noteseek.sources.base import FoundFile, Source, SourceContext, printable_path
 from noteseek.sources.git import GitSource
@@ -94,19 +94,6 @@ class IndexReport:
 
 def _reason_kind(reason: str) -> str:
     return reason.split(":")[0].split(" (")[0]
-
-
-ROOT_STYLES_KEY = "root_styles"
-"""Meta key: the style each root's files were parsed with (``{name: style}``, JSON)."""
-
-
-def stored_styles(store: Store) -> dict[str, str]:
-    """Root name -> the style its files were last parsed with (``roots.NAME.style``)."""
-    try:
-        value = json.loads(store.meta(ROOT_STYLES_KEY) or "{}")
-    except ValueError:
-        return {}
-    return {str(k): str(v) for k, v in value.items()} if isinstance(value, dict) else {}
 
 
 class Indexer:

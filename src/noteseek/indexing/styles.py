@@ -19,14 +19,26 @@ are parsed again.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
 
 from noteseek.parse.conventions import Style
+from noteseek.store.base import Meta
 
-__all__ = ["SAMPLE_FILES", "WIKILINK_SHARE", "detect_style", "resolve_style"]
+__all__ = [
+    "ROOT_STYLES_KEY",
+    "SAMPLE_FILES",
+    "WIKILINK_SHARE",
+    "detect_style",
+    "resolve_style",
+    "stored_styles",
+]
+
+ROOT_STYLES_KEY = "root_styles"
+"""Meta key: the style each root's files were parsed with (``{name: style}``, JSON)."""
 
 SAMPLE_FILES = 200
 """Most Markdown files read to judge a root by its wikilinks."""
@@ -39,6 +51,15 @@ _CODE = re.compile(r"^ {0,3}(`{3,}|~{3,})[^\n]*\n.*?^ {0,3}\1", re.M | re.S)
 _INLINE_CODE = re.compile(r"`[^`\n]*`")
 _WIKILINK = re.compile(r"\[\[[^\[\]\n]+\]\]")
 _MARKDOWN = (".md", ".markdown")
+
+
+def stored_styles(store: Meta) -> dict[str, str]:
+    """Root name -> the style its files were last parsed with (``roots.NAME.style``)."""
+    try:
+        value = json.loads(store.meta(ROOT_STYLES_KEY) or "{}")
+    except ValueError:
+        return {}
+    return {str(k): str(v) for k, v in value.items()} if isinstance(value, dict) else {}
 
 
 def resolve_style(configured: str, folder: Path, files: Sequence[Path] = ()) -> Style:
