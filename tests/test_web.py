@@ -599,9 +599,10 @@ def test_a_hostile_note_stays_inert(web: Watched) -> None:
         "searchBox": 1,  # the note's id="q" became ns-q
         "violations": [],
     }
-    # The odd file name opens too, and its name is shown as text.
+    # The odd file name opens too, and its name is shown as text (the example vault is a note
+    # vault, so the file name is also the title; its H1 "Odd name" is an alias).
     web.goto("#/search?q=zebrafish")
-    page.click("#results .result-title:text-is('Odd name')")
+    page.click("#results .result-title:text-is('x<img src=x onerror=window.__pwned=1>')")
     expect(page.locator("#doc-path")).to_contain_text("x<img src=x onerror=window.__pwned=1>.md")
     assert page.evaluate("typeof window.__pwned") == "undefined"
     page.screenshot(path=str(artifact("web-hostile-note.png")))
