@@ -168,3 +168,8 @@ def test_a_zettelkasten_note_is_found_and_shown_by_its_name(tmp_path: Path) -> N
         assert hits[0].title == "SQL Injection"
         titles = {f.path: f.title for f in engine.store.iter_files("zk")}
         assert "Locations" not in titles.values()
+
+
+def test_the_same_name_spelled_otherwise_keeps_the_headings_spelling() -> None:
+    doc = parse_with_style("# Bash one-liners\n\nText\n", "snippets/bash-oneliners.md", "notes")
+    assert doc.title == "Bash one-liners" and doc.aliases == []

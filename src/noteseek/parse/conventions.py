@@ -6,8 +6,9 @@ The rule, per style (a frontmatter ``title`` always wins):
   (badges, images and HTML before it do not count), else the file name. An H1 further down is
   a section heading, never the title.
 * ``notes`` (Obsidian, Foam, a plain folder of linked notes): the file name, which is what
-  Obsidian shows. When the leading H1 says the same words as the file name (``# Note
-  Properties`` in ``note-properties.md``: case, ``-`` and ``_`` aside), its spelling is kept;
+  Obsidian shows. When the leading H1 spells the same name as the file name (``# Note
+  Properties`` in ``note-properties.md``: case, spaces and punctuation aside), its spelling
+  is kept;
   a leading H1 that says something else becomes an alias, so it is still searched.
 * ``dendron``: the file name's last part, as Dendron titles a note without a title
   (``a.b.my-note.md`` -> ``My Note``; a name with capitals keeps them).
@@ -48,7 +49,9 @@ _WORDS = re.compile(r"[\W_]+")
 
 
 def _same_words(a: str, b: str) -> bool:
-    return _WORDS.sub(" ", a).strip().casefold() == _WORDS.sub(" ", b).strip().casefold()
+    """Whether ``a`` and ``b`` spell the same name: case, spaces and punctuation aside
+    (``Bash one-liners`` and ``bash-oneliners``)."""
+    return _WORDS.sub("", a).casefold() == _WORDS.sub("", b).casefold()
 
 
 def dendron_title(path: str) -> str:
