@@ -125,6 +125,9 @@ class Hit:
     explain: dict[str, Any] | None = None
     lanes: dict[str, int] = field(default_factory=dict)
     """The rank this chunk had in each retriever that returned it (``keyword``, ``semantic``)."""
+    expanded_in: int | None = None
+    """With expansion: the rank of the better result whose grown text already holds this
+    section (its own text is then not repeated)."""
 
     @property
     def heading(self) -> str:
@@ -149,6 +152,8 @@ class Hit:
             out["text"] = self.text
         if self.explain is not None:
             out["explain"] = self.explain
+        if self.expanded_in is not None:
+            out["expanded_in"] = self.expanded_in
         return out
 
 

@@ -23,6 +23,7 @@ import anyio
 from noteseek import __version__
 from noteseek.operations import OperationError, Runtime, input_schema, mcp_operations
 from noteseek.operations.search import index_line
+from noteseek.search.plain import plain_text
 
 if TYPE_CHECKING:
     from noteseek.config import LoadedConfig
@@ -69,8 +70,7 @@ def render_text(name: str, payload: dict[str, Any]) -> str:
                 + (f"; {ranks}" if ranks else "")
                 + f", chunk {r['chunk_id']})"
             )
-            body = r.get("content") or r.get("snippet") or ""
-            lines.append(body + (" [truncated]" if r.get("truncated") else ""))
+            lines.append(_result_body(r))
         return "\n".join(lines)
     if "indexed" in payload and "message" in payload:  # a memory write
         return (
@@ -108,6 +108,22 @@ def render_text(name: str, payload: dict[str, Any]) -> str:
             f"(lines {payload['start_line']}-{payload['end_line']})\n{payload['text']}"
         )
     return json.dumps(payload, indent=1, default=str)
+
+
+def _result_body(result: dict[str, Any]) -> str:
+    """A result's text as an agent reads it: plain text, never repeated, never empty."""
+    snippet = result.get("snippet") or ""
+    if result.get("expanded_in") is not None:
+        return f"(this section is in the text of result [{result['expanded_in']}]) {snippet}"
+    content = plain_text(result.get("content") or "").strip()
+    if content:
+        return content + (" [truncated]" if result.get("truncated") else "")
+    if result.get("truncated"):
+        return (
+            f"{snippet}\n(text left out: this answer's text budget is spent; "
+            f"get_chunk {result['chunk_id']} reads it)"
+        )
+    return snippet
 
 
 # -- serving -----------------------------------------------------------------------------------

@@ -32,9 +32,20 @@ class SearchResult(BaseModel):
     end_line: int
     score: float = Field(description="0-1; orders the results of one query.")
     lanes: dict[str, int] = Field(description="The result's rank in each retriever.")
-    snippet: str = Field(description="Text around the best match, matches wrapped in **.")
-    content: str = Field(description="The section's text (capped; see truncated).")
+    snippet: str = Field(
+        description="Plain text around the best match (no Markdown), matches wrapped in **."
+    )
+    content: str = Field(
+        description="The section's Markdown (capped; see truncated). Empty when expanded_in "
+        "names the result holding it, or when the answer's text budget is spent (the snippet "
+        "is there; get_chunk reads the section)."
+    )
     truncated: bool
+    expanded_in: int | None = Field(
+        default=None,
+        description="With expand_chars: the rank of the better result whose grown text "
+        "already holds this section (its text is not repeated).",
+    )
     explain: dict[str, Any] | None = Field(
         default=None, description="With explain: each lane's rank, score and contribution."
     )

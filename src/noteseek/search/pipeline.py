@@ -25,7 +25,7 @@ from noteseek.analysis import Analyzer
 from noteseek.config import SearchSettings
 from noteseek.search import keyword
 from noteseek.search.concepts import expand_query
-from noteseek.search.expand import expand
+from noteseek.search.expand import Expansions
 from noteseek.search.fusion import Fused, rrf, score_aware_weights
 from noteseek.search.graph_lane import GraphHit, graph_lane
 from noteseek.search.query import parse_bounded, semantic_text
@@ -200,7 +200,7 @@ def _hits(
         wanted = {f.rowid for f in fused if f.rowid in kw_results}
         fields = keyword.field_scores(store, kw_response, settings, wanted)
     hits: list[Hit] = []
-    file_chunks: dict[int, list[ChunkRow]] = {}
+    expansions = Expansions(expand_chars, store.file_chunks)
     for item in fused:
         deadline.check()  # snippets and explanations cost per hit
         row = rows.get(item.rowid)
@@ -216,11 +216,11 @@ def _hits(
         if with_text:
             hit.text = row.text
         if expand_chars:
-            if row.file_id not in file_chunks:
-                file_chunks[row.file_id] = store.file_chunks(row.file_id)
-            hit.text, hit.start_line, hit.end_line = expand(
-                row, file_chunks[row.file_id], expand_chars
-            )
+            grown = expansions.expand(row, hit.rank)
+            if isinstance(grown, int):  # a better result's text holds this section
+                hit.text, hit.expanded_in = "", grown
+            else:
+                hit.text, hit.start_line, hit.end_line = grown
         if explain:
             hit.explain = _explain(
                 item, kw_results, fields, matched, terms, analyzer, row, rrf_k, weights

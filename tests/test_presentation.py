@@ -1,0 +1,159 @@
+"""What a person or an agent reads: plain-text snippets and MCP text, expansion that never
+repeats a section, and results past the answer's text budget that keep their snippet.
+
+Snippets through the real engine; MCP through the official SDK client over stdio.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from noteseek.search.plain import display_text, plain_text
+from tests.helpers import engine_for, project, write
+from tests.mcp_client import call, eventually, mcp_project, run, session
+
+
+async def ready(client: Any) -> None:
+    async def indexed() -> bool:
+        status = await call(client, "index_status")
+        return bool(status["status"] == "ready" and status["documents"] > 0)
+
+    await eventually(indexed, timeout=30)
+
+
+NOTE = """---
+tags: [cache]
+---
+# Caching guide
+
+## Eviction **policy**
+
+type:: [[Feature]]
+alias:: evictions
+
+- The [[Ops/Runbooks/Redis Setup|Redis runbook]] explains *eviction* under `maxmemory`.
+- See [[Ops/Runbooks/Memcached]] and the [official docs](https://example.invalid/evict).
+  - [ ] check <kbd>LRU</kbd> eviction ((64b0e1d2-1234-4abc-9def-1234567890ab))
+
+```bash
+redis-cli config set maxmemory-policy allkeys-lru   # eviction here too
+```
+"""
+
+
+@pytest.mark.parametrize(
+    ("markdown", "plain"),
+    [
+        ("## Heading ##", "Heading"),
+        ("[[Folder/Note|Alias]] and [[Folder/Note]]", "Alias and Note"),
+        ("[[Note#Part]] [[#Local]] ![[img.png]]", "Note > Part Local img.png"),
+        (
+            "[text](http://x.invalid) ![alt](a.png) <https://x.invalid>",
+            "text alt https://x.invalid",
+        ),
+        ("**bold** __strong__ *it* _em_ ~~gone~~ ==mark==", "bold strong it em gone mark"),
+        ("snake_case_name and 2*3*4", "snake_case_name and 2*3*4"),
+        ("- item\n  * nested\n1. first\n- [x] done", "item\n  nested\nfirst\ndone"),
+        ("> quoted <b>html</b> <!-- hidden -->", "quoted html "),
+        ("title:: Page\n- tags:: a, b\ntext", "text"),
+        ("see ((64b0e1d2-1234-4abc-9def-1234567890ab)) here", "see  here"),
+        ("```py\nx = [[a]]  # **kept**\n```\nafter", "x = [[a]]  # **kept**\nafter"),
+        ("`[[not a link]]` and `a*b*c`", "[[not a link]] and a*b*c"),
+        ("| a | b |\n|---|:-:|\n| 1 | 2 |", "a b\n1 2"),
+        ("Title\n=====\n---\n- ## Logseq heading", "Title\nLogseq heading"),
+        ("a < b > c", "a < b > c"),
+    ],
+)
+def test_plain_text(markdown: str, plain: str) -> None:
+    assert plain_text(markdown) == plain
+
+
+def test_display_text_of_wikilinks() -> None:
+    assert display_text("Ops/Runbooks/Redis Setup|Redis runbook") == "Redis runbook"
+    assert display_text("Ops/Runbooks/Redis Setup.md") == "Redis Setup"
+    assert display_text("Folder/Note|") == "Note"
+    assert display_text("Note#^block-id") == "Note > block-id"
+
+
+def test_snippets_are_plain_text_with_highlights_on_it(tmp_path: Path) -> None:
+    notes = tmp_path / "notes"
+    write(notes / "guide.md", NOTE)
+    engine = engine_for(project(tmp_path, {"notes": notes}))
+    engine.index()
+    hits = engine.search("eviction runbook", mode="keyword", top_k=5).hits
+    assert hits
+    snippets = " ".join(h.snippet for h in hits)
+    for raw in ("[[", "]]", "##", "```", "type::", "alias::", "((", "<kbd>", "](http", "- [ ]"):
+        assert raw not in snippets, (raw, snippets)
+    assert "**Redis runbook**" not in snippets  # highlights are words, not link texts
+    assert "**runbook**" in snippets and "**eviction**" in snippets
+    assert "Memcached" in snippets and "Ops/Runbooks" not in snippets
+    # The highlighted words are the plain text's own words.
+    plain = plain_text(NOTE)
+    for word in ("runbook", "eviction"):
+        assert word in plain
+
+
+def _long_section_vault(tmp_path: Path) -> Path:
+    """One note whose one section is split into several chunks that all match the query,
+    and ten notes with a large section each (to spend an answer's text budget)."""
+    notes = tmp_path / "notes"
+    paragraphs = [
+        f"Paragraph {i} about the zebra migration and [[Herds/Plains|the plains]], "
+        + "with enough words to fill a chunk of the section. " * 8
+        for i in range(6)
+    ]
+    write(notes / "zebra.md", "# Zebra\n\n## Migration\n\n" + "\n\n".join(paragraphs) + "\n")
+    for n in range(10):
+        body = f"Zebra stripes note {n}. " + "Filler words about something else entirely. " * 40
+        write(notes / f"stripes-{n}.md", f"# Stripes {n}\n\n" + "\n\n".join([body] * 5) + "\n")
+    return notes
+
+
+def test_mcp_expansion_never_repeats_a_section_nor_returns_empty_results(
+    tmp_path: Path,
+) -> None:
+    notes = _long_section_vault(tmp_path)
+    folder = mcp_project(tmp_path, notes, extra="[search]\nmax_per_document = 0\n")
+
+    async def main() -> None:
+        async with session(folder) as client:
+            await ready(client)
+            result = await client.call_tool(
+                "query_documents",
+                {"query": "zebra migration plains", "top_n": 6, "expand_chars": 8_000},
+            )
+            assert not result.is_error, result.content[0].text
+            out = result.structured_content
+            zebra = [r for r in out["results"] if r["path"] == "zebra.md"]
+            assert len(zebra) >= 3, out  # several chunks of the one section
+            grown = [r for r in zebra if r["content"]]
+            assert len(grown) == 1 and "Paragraph 5" in grown[0]["content"], zebra
+            for r in zebra:
+                if r is not grown[0]:
+                    assert r["expanded_in"] == grown[0]["rank"] and r["content"] == ""
+                    assert r["snippet"]
+            text = result.content[0].text
+            # The section once in the text; the others say where it is, with their snippet.
+            assert len(text) < len(grown[0]["content"]) + 400 * len(out["results"])
+            assert f"in the text of result [{grown[0]['rank']}]" in text
+            assert "[[" not in text and "##" not in text  # plain text for the agent
+
+            # Past the 40,000-character budget a result still has its snippet.
+            result = await client.call_tool(
+                "query_documents",
+                {"query": "zebra stripes", "top_n": 100, "expand_chars": 8_000},
+            )
+            out = result.structured_content
+            empty = [r for r in out["results"] if not r["content"] and not r.get("expanded_in")]
+            assert empty, [len(r["content"]) for r in out["results"]]
+            assert sum(len(r["content"]) for r in out["results"]) <= 40_000
+            for r in empty:
+                assert r["truncated"] and r["snippet"]
+                assert r["snippet"] in result.content[0].text
+            assert result.content[0].text.count("budget is spent") == len(empty)
+
+    run(main)
