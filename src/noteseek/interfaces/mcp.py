@@ -71,6 +71,8 @@ def render_text(name: str, payload: dict[str, Any]) -> str:
                 + f", chunk {r['chunk_id']})"
             )
             lines.append(_result_body(r))
+            if r.get("also"):
+                lines.append("also in this document: " + "; ".join(_also(a) for a in r["also"]))
         return "\n".join(lines)
     if "indexed" in payload and "message" in payload:  # a memory write
         return (
@@ -108,6 +110,12 @@ def render_text(name: str, payload: dict[str, Any]) -> str:
             f"(lines {payload['start_line']}-{payload['end_line']})\n{payload['text']}"
         )
     return json.dumps(payload, indent=1, default=str)
+
+
+def _also(section: dict[str, Any]) -> str:
+    where = " > ".join(section["heading_path"]) or "(top)"
+    lines = f"{section['start_line']}-{section['end_line']}"
+    return f"{where} (lines {lines}, chunk {section['chunk_id']})"
 
 
 def _result_body(result: dict[str, Any]) -> str:

@@ -20,6 +20,13 @@ class LastChangeOut(BaseModel):
     root: str = Field(description="The git root holding the commit.")
 
 
+class AlsoSection(BaseModel):
+    chunk_id: str
+    heading_path: list[str]
+    start_line: int
+    end_line: int
+
+
 class SearchResult(BaseModel):
     rank: int = Field(description="1-based position.")
     chunk_id: str = Field(description="Stable id of the section piece; get_chunk reads it.")
@@ -41,6 +48,11 @@ class SearchResult(BaseModel):
         "is there; get_chunk reads the section)."
     )
     truncated: bool
+    also: list[AlsoSection] = Field(
+        default_factory=list,
+        description="More sections of this document that matched, left out by the "
+        "per-document limit (search.max_per_document), best first; get_chunk reads one.",
+    )
     expanded_in: int | None = Field(
         default=None,
         description="With expand_chars: the rank of the better result whose grown text "
@@ -274,7 +286,10 @@ class StatusOut(BaseModel):
     roots: list[RootStatus]
     embedding: EmbeddingStatus | None
     communities: dict[str, int] | None = None
-    failed_files: int
+    failed_files: int = Field(description="Files skipped: not indexed.")
+    warned_files: int = Field(
+        default=0, description="Files indexed with a warning (front matter that did not parse...)."
+    )
     failures: list[Failure] = Field(description="Files skipped or indexed with a warning.")
     last_run: dict[str, Any] | None
     notices: list[str]

@@ -158,6 +158,7 @@ def run(request: SearchRequest, resources: SearchResources) -> PipelineResult:
         weights={lane: weights[lane] for lane in lanes},
         expand_chars=request.expand_chars,
         graph_via=graph_via,
+        also=context.also,
     )
     timings["results_ms"] = _ms(started)
     return PipelineResult(
@@ -190,6 +191,7 @@ def _hits(
     weights: dict[str, float],
     expand_chars: int = 0,
     graph_via: Mapping[int, GraphHit] | None = None,
+    also: Mapping[int, list[int]] | None = None,
 ) -> list[Hit]:
     rows = candidates.get(f.rowid for f in fused)
     terms = set(query.terms)
@@ -213,6 +215,7 @@ def _hits(
             )
         hit = _hit(row, len(hits) + 1, item)
         hit.snippet = snippet
+        hit.also = [_section(r) for r in candidates.get((also or {}).get(item.rowid, ())).values()]
         if with_text:
             hit.text = row.text
         if expand_chars:
@@ -246,6 +249,15 @@ def _hit(row: ChunkRow, rank: int, item: Fused) -> Hit:
         rank=rank,
         lanes=dict(item.ranks),
     )
+
+
+def _section(row: ChunkRow) -> dict[str, Any]:
+    return {
+        "chunk_id": row.chunk_id,
+        "heading_path": list(row.heading_path),
+        "start_line": row.start_line,
+        "end_line": row.end_line,
+    }
 
 
 def _explain_graph(store: Catalog, item: Fused, via: Mapping[int, GraphHit]) -> dict[str, Any]:

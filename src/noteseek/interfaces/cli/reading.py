@@ -184,7 +184,10 @@ def status(
         )
     problems = data["failures"]
     if problems:
-        out.print(f"[bold]{len(problems):,} problems[/]")
+        out.print(
+            f"[bold]{data['failed_files']:,} files skipped, {data.get('warned_files', 0):,} "
+            "indexed with a warning[/]"
+        )
         shown = problems if problems_shown == 0 else problems[:problems_shown]
         for p in shown:
             style = "red" if p["severity"] == "skipped" else "yellow"

@@ -328,6 +328,11 @@ def print_hits(hits: list[dict[str, Any]], explain: bool, full: bool) -> None:
                 f"({change['short_hash']}: {escape(change['subject'])})[/]"
             )
         out.print(f"    {_rich_snippet(hit['snippet'])}")
+        if hit.get("also"):
+            also = "; ".join(
+                f"{' > '.join(a['heading_path']) or '(top)'}:{a['start_line']}" for a in hit["also"]
+            )
+            out.print(f"    [dim]also in this document: {escape(also)}[/]")
         if full and hit.get("content"):
             out.print(escape(hit["content"]))
         if explain and hit.get("explain"):
