@@ -31,10 +31,13 @@ _PATH_LINE = re.compile(r"^(.*):(\d+)$")
 
 @app.command()
 def get(
-    ref: Annotated[str, typer.Argument(help="Chunk id, path, or path:line.")],
+    ref: Annotated[
+        str,
+        typer.Argument(help="Chunk id, path, path:line, or a note's title, file name or alias."),
+    ],
     as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
 ) -> None:
-    """Print a chunk, the section holding a line, or a whole document."""
+    """Print a chunk, the section holding a line, or a whole document (by path or name)."""
     with opened(need_index=True) as ctx:
         result = _get(ctx, ref.strip())
     if as_json:
