@@ -137,7 +137,10 @@ class Searching:
             memory = self.settings.memory
             resources.recency_tiers = self._memory_recency()
             resources.settings = resources.settings.model_copy(
-                update={"document_weight": memory.document_weight}
+                update={
+                    "document_weight": memory.document_weight,
+                    "max_per_document": memory.max_per_document,
+                }
             )
         elif source == "commits":
             # A commit's date says when, not how relevant: "when" is asked with after/before.
