@@ -157,3 +157,28 @@ def test_mcp_expansion_never_repeats_a_section_nor_returns_empty_results(
             assert result.content[0].text.count("budget is spent") == len(empty)
 
     run(main)
+
+
+def test_grouped_results_and_compressed_plain_text(tmp_path: Path) -> None:
+    notes = _long_section_vault(tmp_path)
+    write(notes / "guide.md", NOTE)
+    engine = engine_for(project(tmp_path, {"notes": notes}))
+    engine.index()
+    hits = engine.search("zebra migration plains", mode="keyword", top_k=5).hits
+    docs = [h.doc_id for h in hits]
+    assert len(docs) == len(set(docs))  # one result per document by default
+    first = hits[0]
+    assert first.path == "zebra.md" and len(first.also) == 3
+    lines = [(a["start_line"], a["chunk_id"]) for a in first.also]
+    assert len(set(lines)) == 3 and all(
+        a["heading_path"] == ["Zebra", "Migration"] for a in first.also
+    )
+    assert engine.get(first.also[0]["chunk_id"]).path == "zebra.md"
+    ungrouped = engine_for(
+        project(tmp_path, {"notes": notes}), **{"search.max_per_document": 0}
+    ).search("zebra migration plains", mode="keyword", top_k=5)
+    assert [h.path for h in ungrouped.hits].count("zebra.md") >= 4  # what grouping fixes
+    compressed = engine.search("eviction runbook", mode="keyword", compressed=True).hits
+    assert compressed and all(h.text for h in compressed)
+    for hit in compressed:
+        assert "[[" not in (hit.text or "") and "type::" not in (hit.text or "")
