@@ -182,3 +182,24 @@ def test_grouped_results_and_compressed_plain_text(tmp_path: Path) -> None:
     assert compressed and all(h.text for h in compressed)
     for hit in compressed:
         assert "[[" not in (hit.text or "") and "type::" not in (hit.text or "")
+
+
+def test_expansions_never_overlap_and_continue_a_held_section(tmp_path: Path) -> None:
+    notes = tmp_path / "notes"
+    paragraphs = [
+        f"Entry {i}: the okapi herd moved again. " + "More words. " * 30 for i in range(20)
+    ]
+    write(notes / "log.md", "# Log\n\n" + "\n\n".join(paragraphs) + "\n")
+    engine = engine_for(project(tmp_path, {"notes": notes}), **{"search.max_per_document": 0})
+    engine.index()
+    hits = engine.search("okapi herd", mode="keyword", top_k=12, expand_chars=2000).hits
+    assert len(hits) >= 8
+    given = [(h.start_line, h.end_line) for h in hits if h.text]
+    for i, (a_start, a_end) in enumerate(given):
+        for b_start, b_end in given[i + 1 :]:
+            assert a_end < b_start or b_end < a_start, given  # no line given twice
+    continued = [h for h in hits if h.expanded_in is not None and h.text]
+    assert continued  # a hit inside an earlier result's text gets what lies next to it
+    for hit in continued:
+        assert hit.expanded_in < hit.rank and len(hit.text or "") <= 2000
+    assert all(h.text or h.expanded_in for h in hits)

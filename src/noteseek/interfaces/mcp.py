@@ -121,9 +121,14 @@ def _also(section: dict[str, Any]) -> str:
 def _result_body(result: dict[str, Any]) -> str:
     """A result's text as an agent reads it: plain text, never repeated, never empty."""
     snippet = result.get("snippet") or ""
-    if result.get("expanded_in") is not None:
-        return f"(this section is in the text of result [{result['expanded_in']}]) {snippet}"
     content = plain_text(result.get("content") or "").strip()
+    if result.get("expanded_in") is not None:
+        held = f"(this section is in the text of result [{result['expanded_in']}]) {snippet}"
+        return (
+            f"{held}\nnext to it, lines {result['start_line']}-{result['end_line']}:\n{content}"
+            if content
+            else held
+        )
     if content:
         return content + (" [truncated]" if result.get("truncated") else "")
     if result.get("truncated"):

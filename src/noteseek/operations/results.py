@@ -56,7 +56,8 @@ class SearchResult(BaseModel):
     expanded_in: int | None = Field(
         default=None,
         description="With expand_chars: the rank of the better result whose grown text "
-        "already holds this section (its text is not repeated).",
+        "already holds this section (its text is not repeated); content is then what lies "
+        "next to that text (start_line-end_line), or empty when nothing does.",
     )
     explain: dict[str, Any] | None = Field(
         default=None, description="With explain: each lane's rank, score and contribution."

@@ -25,7 +25,7 @@ from noteseek.analysis import Analyzer
 from noteseek.config import SearchSettings
 from noteseek.search import keyword
 from noteseek.search.concepts import expand_query
-from noteseek.search.expand import Expansions
+from noteseek.search.expand import Continued, Expansions
 from noteseek.search.fusion import Fused, rrf, score_aware_weights
 from noteseek.search.graph_lane import GraphHit, graph_lane
 from noteseek.search.query import parse_bounded, semantic_text
@@ -222,6 +222,13 @@ def _hits(
             grown = expansions.expand(row, hit.rank)
             if isinstance(grown, int):  # a better result's text holds this section
                 hit.text, hit.expanded_in = "", grown
+            elif isinstance(grown, Continued):  # ...and this one continues it
+                hit.expanded_in = grown.owner
+                hit.text, hit.start_line, hit.end_line = (
+                    grown.text,
+                    grown.start_line,
+                    grown.end_line,
+                )
             else:
                 hit.text, hit.start_line, hit.end_line = grown
         if explain:
