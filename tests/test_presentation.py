@@ -65,10 +65,28 @@ redis-cli config set maxmemory-policy allkeys-lru   # eviction here too
         ("| a | b |\n|---|:-:|\n| 1 | 2 |", "a b\n1 2"),
         ("Title\n=====\n---\n- ## Logseq heading", "Title\nLogseq heading"),
         ("a < b > c", "a < b > c"),
+        ("snake\\_case and \\*not emphasis\\*", "snake_case and *not emphasis*"),
+        ("#+BEGIN_QUOTE\nquoted\n#+END_QUOTE", "quoted"),
     ],
 )
 def test_plain_text(markdown: str, plain: str) -> None:
     assert plain_text(markdown) == plain
+
+
+def test_a_section_of_properties_only_shows_them(tmp_path: Path) -> None:
+    page = (
+        "type:: [[Feature]]\ndescription:: Queries are written with [Datalog](https://x.invalid).\n"
+    )
+    assert plain_text(page) == ""
+    assert plain_text(page, properties=True).strip() == (
+        "type: Feature\ndescription: Queries are written with Datalog."
+    )
+    notes = tmp_path / "notes"
+    write(notes / "Advanced Queries.md", page + "\n- Some text about the query engine.\n")
+    engine = engine_for(project(tmp_path, {"notes": notes}))
+    engine.index()
+    hits = engine.search("datalog", mode="keyword").hits
+    assert hits and "**Datalog**" in hits[0].snippet and "::" not in hits[0].snippet
 
 
 def test_display_text_of_wikilinks() -> None:

@@ -113,7 +113,7 @@ def render_text(name: str, payload: dict[str, Any]) -> str:
 
 
 def _also(section: dict[str, Any]) -> str:
-    where = " > ".join(section["heading_path"]) or "(top)"
+    where = " > ".join(section["heading_path"]) or "before the first heading"
     lines = f"{section['start_line']}-{section['end_line']}"
     return f"{where} (lines {lines}, chunk {section['chunk_id']})"
 

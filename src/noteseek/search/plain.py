@@ -11,7 +11,12 @@ keeps what a rendered note shows and removes what only the source has:
   go; inline code keeps its text without the backticks;
 - code fences go but the code inside stays, untouched;
 - HTML tags and comments go;
-- Logseq ``key:: value`` property lines and ``((block-uuid))`` references go.
+- Logseq ``key:: value`` property lines and ``((block-uuid))`` references go, and so do
+  org-mode block markers (``#+BEGIN_QUOTE``, ``#+END_NOTE``);
+- backslash escapes show the character (``snake\\_case`` -> ``snake_case``).
+
+With ``properties``, property lines are kept as ``key: value`` (for a section made of
+properties only, whose plain text would otherwise be empty).
 
 It works line by line with regular expressions (no parser: a snippet of 220 characters is
 made for every result, and the text of a chunk can start inside any construct), so it is
@@ -31,6 +36,9 @@ _PROPERTY_RE = re.compile(r"^\s*(?:[-*+]\s+)?[A-Za-z0-9_][\w.-]*::(?:\s.*)?$")
 _QUOTE_RE = re.compile(r"^\s*(?:>\s?)+")
 _BULLET_RE = re.compile(r"^(\s*)(?:[-*+]|\d{1,9}[.)])\s+(?:\[[ xX-]\]\s+)?")
 _EMPTY_BULLET_RE = re.compile(r"^\s*[-*+]\s*$")
+_ORG_BLOCK_RE = re.compile(r"^\s*(?:[-*+]\s+)?#\+(?:BEGIN|END)_\w*.*$", re.IGNORECASE)
+_PROPERTY_PARTS_RE = re.compile(r"^\s*(?:[-*+]\s+)?([A-Za-z0-9_][\w.-]*)::\s*(.*)$")
+_ESCAPE_RE = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|~<>=])")
 
 _CODE_SPAN_RE = re.compile(r"(`+)(.+?)\1")
 _WIKILINK_RE = re.compile(r"!?\[\[([^\[\]\n]+?)\]\]")
@@ -49,10 +57,12 @@ _EMPHASIS_RES = (
     re.compile(r"(?<!\w)_(?=[^\s_])(.+?)(?<=[^\s_])_(?!\w)"),
 )
 _CODE_MARK = "\x00"
+_ESCAPED_MARK = "\x01"
 
 
-def plain_text(text: str) -> str:
-    """``text`` (Markdown) as plain text, line for line where a line stays."""
+def plain_text(text: str, *, properties: bool = False) -> str:
+    """``text`` (Markdown) as plain text, line for line where a line stays; ``properties``:
+    property lines as ``key: value`` instead of left out."""
     out: list[str] = []
     fence: str | None = None
     for line in text.split("\n"):
@@ -66,7 +76,7 @@ def plain_text(text: str) -> str:
         if opening:
             fence = opening.group(1)
             continue
-        kept = _plain_line(line)
+        kept = _plain_line(line, properties)
         if kept is not None:
             out.append(kept)
     return "\n".join(out)
@@ -89,9 +99,14 @@ def display_text(target: str) -> str:
     return note or part
 
 
-def _plain_line(line: str) -> str | None:
+def _plain_line(line: str, properties: bool = False) -> str | None:
     """The line as plain text, or None when nothing of it is shown."""
-    if _PROPERTY_RE.match(line) or _TABLE_RULE_RE.match(line) or _RULE_RE.match(line):
+    if _PROPERTY_RE.match(line):
+        parts = _PROPERTY_PARTS_RE.match(line)
+        if not properties or parts is None:
+            return None
+        return f"{parts.group(1)}: {_inline(parts.group(2))}"
+    if _TABLE_RULE_RE.match(line) or _RULE_RE.match(line) or _ORG_BLOCK_RE.match(line):
         return None
     if _EMPTY_BULLET_RE.match(line):
         return ""
@@ -119,6 +134,13 @@ def _inline(line: str) -> str:
         return f"{_CODE_MARK}{len(spans) - 1}{_CODE_MARK}"
 
     line = _CODE_SPAN_RE.sub(keep, line)
+    escaped: list[str] = []
+
+    def hide(match: re.Match[str]) -> str:
+        escaped.append(match.group(1))
+        return f"{_ESCAPED_MARK}{len(escaped) - 1}{_ESCAPED_MARK}"
+
+    line = _ESCAPE_RE.sub(hide, line)
     line = _COMMENT_RE.sub("", line)
     line = _BLOCK_REF_RE.sub("", line)
     line = _WIKILINK_RE.sub(lambda m: display_text(m.group(1)), line)
@@ -130,6 +152,10 @@ def _inline(line: str) -> str:
         line = pattern.sub(r"\1", line)
     if line.lstrip().startswith("|") or line.rstrip().endswith("|"):
         line = " ".join(cell.strip() for cell in line.strip().strip("|").split("|"))
+    if escaped:
+        line = re.sub(
+            f"{_ESCAPED_MARK}(\\d+){_ESCAPED_MARK}", lambda m: escaped[int(m.group(1))], line
+        )
     if spans:
         line = re.sub(f"{_CODE_MARK}(\\d+){_CODE_MARK}", lambda m: spans[int(m.group(1))], line)
     return line

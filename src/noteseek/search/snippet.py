@@ -54,8 +54,17 @@ def make_snippet(
     ``plain``: ``text`` is Markdown, shown as plain text (false: shown as it is, as a diff).
     """
     if plain:
-        text = plain_text(text)
-    spans = matched_spans(text, terms, prefixes, analyzer)
+        markdown = text
+        text = plain_text(markdown)
+        spans = matched_spans(text, terms, prefixes, analyzer)
+        if not spans or not text.strip():
+            # The match (or all there is) is in Logseq properties: show them as key: value.
+            with_properties = plain_text(markdown, properties=True)
+            if with_properties != text:
+                text = with_properties
+                spans = matched_spans(text, terms, prefixes, analyzer)
+    else:
+        spans = matched_spans(text, terms, prefixes, analyzer)
     if not spans:
         return _collapse(_cut(text, 0, width)), []
     start, end = _best_window(spans, width, len(text))

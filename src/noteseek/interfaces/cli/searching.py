@@ -332,7 +332,10 @@ def print_hits(hits: list[dict[str, Any]], explain: bool, full: bool) -> None:
         out.print(f"    {_rich_snippet(hit['snippet'])}")
         if hit.get("also"):
             also = "; ".join(
-                f"{' > '.join(a['heading_path']) or '(top)'}:{a['start_line']}" for a in hit["also"]
+                f"{' > '.join(a['heading_path'])}:{a['start_line']}"
+                if a["heading_path"]
+                else f"line {a['start_line']}"
+                for a in hit["also"]
             )
             out.print(f"    [dim]also in this document: {escape(also)}[/]")
         if full and hit.get("content"):
