@@ -225,7 +225,13 @@ class Commits:
 
         def snip(text: str) -> tuple[str, list[str]]:
             return make_snippet(
-                text, terms, prefixes, analyzer, search.snippet_chars, search.highlight
+                text,
+                terms,
+                prefixes,
+                analyzer,
+                search.snippet_chars,
+                search.highlight,
+                plain=False,
             )
 
         def make(text: str, diff: bool) -> str:

@@ -84,7 +84,9 @@ class Indexing:
             report.rebuilt_because = "; ".join(reasons)
             selected = {**self.state.roots(), **selected}
         result = self._indexer().run(selected, force=force, progress=progress, report=report)
-        remember_index(self.state.config)
+        notice = remember_index(self.state.config)
+        if notice:
+            self.state.notices.append(notice)
         self.state.remember_roots()
         self._embed_after_index(result, keyword_only, embed_progress)
         return result
