@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.helpers import engine_for, project, run_cli, write
-from tests.mcp_client import call, error_of, mcp_project, run, session
+from tests.mcp_client import call, error_of, eventually, mcp_project, run, session
 from tests.test_serve import serve_env, serving
 
 
@@ -57,7 +57,13 @@ def test_mcp_get_document_by_alias(tmp_path: Path) -> None:
 
     async def main() -> None:
         async with session(folder) as client:
-            await call(client, "reindex")
+            await call(client, "reindex")  # queued: the index fills in the background
+
+            async def indexed() -> bool:
+                status = await call(client, "index_status")
+                return bool(status["documents"] == 4 and status["status"] == "ready")
+
+            await eventually(indexed, timeout=60)
             doc = await call(client, "get_document", {"path": "redis-server"})
             assert doc["doc_id"] == "notes/db/redis.md" and "in-memory" in doc["content"]
             message = await error_of(client, "get_document", {"path": "Ideas"})
