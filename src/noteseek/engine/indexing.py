@@ -5,6 +5,10 @@ parsers ...) is compared with the settings; when they differ, the index is clear
 root indexed again, since a partial index built two ways would rank inconsistently. Nothing
 here resets a derived value: each one follows the store's change token (``engine/state.py``).
 
+After every run the link graph kept with the index takes the run's writes in, and its
+communities are recomputed when the graph changed enough (``graph/sync.py``), so no search
+resolves links or runs Louvain.
+
 A damaged index (recorded by any process, or met during the run) is never patched: ``index``,
 ``update_paths`` and ``rebuild`` delete its files and build it again from the roots' files,
 and the report says so (``rebuilt_because``).
@@ -21,6 +25,7 @@ from noteseek.config import ConfigError, RootConfig, ad_hoc_root
 from noteseek.embed.base import EmbeddingError
 from noteseek.engine.opening import remember_index
 from noteseek.engine.state import IndexState
+from noteseek.graph.sync import refresh_communities, sync_graph
 from noteseek.indexing.embedding import EmbedReport, embed_pending
 from noteseek.indexing.indexer import Indexer, IndexReport, Progress
 from noteseek.indexing.manifest import build_manifest, manifest_changes
@@ -84,6 +89,7 @@ class Indexing:
             report.rebuilt_because = "; ".join(reasons)
             selected = {**self.state.roots(), **selected}
         result = self._indexer().run(selected, force=force, progress=progress, report=report)
+        self._update_graph()
         remember_index(self.state.config)
         self.state.remember_roots()
         self._embed_after_index(result, keyword_only, embed_progress)
@@ -109,7 +115,9 @@ class Indexing:
                 report = self.index(keyword_only=True)
                 report.rebuilt_because = "; ".join(reasons)
                 return report
-            return self._indexer().update_paths(root_name, roots[root_name], rels)
+            report = self._indexer().update_paths(root_name, roots[root_name], rels)
+            self._update_graph()
+            return report
         except IndexCorrupt:
             return self.index(keyword_only=True)
 
@@ -157,6 +165,7 @@ class Indexing:
         self.state.store.set_manifest(build_manifest(self.settings))
         self._record_choice()
         result = self._indexer().run(roots, force=True, progress=progress, report=report)
+        self._update_graph()
         self.state.rebuilt()
         self._embed_after_index(result, keyword_only, embed_progress)
         return result
@@ -171,6 +180,11 @@ class Indexing:
         if report.notice:
             self.state.notices.append(report.notice)
         return report
+
+    def _update_graph(self) -> None:
+        """Take the run's writes into the kept link graph; communities when due."""
+        store = self.state.store
+        refresh_communities(store, sync_graph(store, self.state.cap))
 
     def _record_choice(self) -> None:
         """Store the keyword-only choice given for this run (once the index exists)."""
