@@ -44,10 +44,48 @@ REPO = Path(__file__).resolve().parent.parent
 TGZ = REPO.parent / "shared" / "data" / "scale" / "windows-powershell-docs.tgz"
 SEED = 19
 
-_SYLLABLES = (
-    "ka ri to mo na le su vi da pe ro ga ni shi tu be lo fa me ze ha yo ki ru sa po "
-    "mi ta ne ko bu di la se wo gu re ma fi ho"
-).split()
+_SYLLABLES = [
+    "ka",
+    "ri",
+    "to",
+    "mo",
+    "na",
+    "le",
+    "su",
+    "vi",
+    "da",
+    "pe",
+    "ro",
+    "ga",
+    "ni",
+    "shi",
+    "tu",
+    "be",
+    "lo",
+    "fa",
+    "me",
+    "ze",
+    "ha",
+    "yo",
+    "ki",
+    "ru",
+    "sa",
+    "po",
+    "mi",
+    "ta",
+    "ne",
+    "ko",
+    "bu",
+    "di",
+    "la",
+    "se",
+    "wo",
+    "gu",
+    "re",
+    "ma",
+    "fi",
+    "ho",
+]
 
 
 def _vocabulary(rng: random.Random, size: int) -> list[str]:
