@@ -20,6 +20,7 @@ import sqlite3
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from noteseek.config import ConfigError, RootConfig, ad_hoc_root
 from noteseek.embed.base import EmbeddingError
@@ -27,9 +28,10 @@ from noteseek.engine.opening import remember_index
 from noteseek.engine.state import IndexState
 from noteseek.graph.sync import refresh_communities, sync_graph
 from noteseek.indexing.embedding import EmbedReport, embed_pending
-from noteseek.indexing.indexer import Indexer, IndexReport, Progress
-from noteseek.indexing.manifest import build_manifest, manifest_changes
 from noteseek.store.base import IndexCorrupt, StoreError
+
+if TYPE_CHECKING:  # the indexer and the parsers load with the first write, not for a search
+    from noteseek.indexing.indexer import Indexer, IndexReport, Progress
 
 
 class Indexing:
@@ -82,6 +84,8 @@ class Indexing:
         keyword_only: bool,
         embed_progress: Progress | None,
     ) -> IndexReport:
+        from noteseek.indexing.indexer import IndexReport
+
         report = IndexReport()
         reasons = self._check_manifest()
         self._record_choice()
@@ -157,11 +161,15 @@ class Indexing:
                     self.state.store.clear()
             except IndexCorrupt as exc:
                 reason = exc.reason
+        from noteseek.indexing.indexer import IndexReport
+
         report = IndexReport(rebuilt_because="requested")
         if reason is not None:
             if self._choice is None:
                 self._choice = self._saved_choice()
             report.rebuilt_because = self.state.recreate(reason)
+        from noteseek.indexing.manifest import build_manifest
+
         self.state.store.set_manifest(build_manifest(self.settings))
         self._record_choice()
         result = self._indexer().run(roots, force=True, progress=progress, report=report)
@@ -214,6 +222,8 @@ class Indexing:
 
     def _check_manifest(self) -> list[str]:
         """Compare the index's manifest with the settings; clear the index when they differ."""
+        from noteseek.indexing.manifest import build_manifest, manifest_changes
+
         current = build_manifest(self.settings)
         stored = self.state.store.manifest()
         if stored == current:
@@ -246,6 +256,8 @@ class Indexing:
         return selected
 
     def _indexer(self) -> Indexer:
+        from noteseek.indexing.indexer import Indexer
+
         return Indexer(self.state.store, self.settings, self.state.source_context())
 
 
