@@ -205,20 +205,20 @@ def _resolve(
 def communities_due(store: GraphSource, documents: int) -> bool:
     """Whether the kept communities of a graph of ``documents`` should be computed again:
     never computed, or the graph changed since and either they are cheap or the change is
-    large enough (``CHEAP_SECONDS``, ``CHANGED_SHARE``)."""
-    changes = int(store.meta(CHANGES_KEY) or 0)
-    if store.meta(SECONDS_KEY) is None or store.stored_communities() is None:
+    large enough (``CHEAP_SECONDS``, ``CHANGED_SHARE``). Reads two meta values."""
+    seconds = store.meta(SECONDS_KEY)
+    if seconds is None:
         return True
+    changes = int(store.meta(CHANGES_KEY) or 0)
     if changes == 0:
         return False
-    seconds = float(store.meta(SECONDS_KEY) or 0.0)
-    return seconds < CHEAP_SECONDS or changes >= max(1.0, CHANGED_SHARE * documents)
+    return float(seconds) < CHEAP_SECONDS or changes >= max(1.0, CHANGED_SHARE * documents)
 
 
 def refresh_communities(store: GraphSource, update: GraphUpdate, *, force: bool = False) -> bool:
     """Compute and keep the communities of the kept graph when due after ``update`` (or
     ``force``); returns whether it did. Call :func:`sync_graph` first."""
-    if not force and (update.taken == 0 or not communities_due(store, update.documents)):
+    if not force and not communities_due(store, update.documents):
         return False
     from noteseek.graph.communities import communities_of_pairs
 
