@@ -7,8 +7,10 @@ The vault is indexed keyword-only (`noteseek index --keyword-only`, through the 
 `--runs` fresh `noteseek search QUERY` processes are timed end to end (interpreter start-up,
 imports, opening the index, the link graph and communities for the community boost, which is
 on by default, the search and the printing), each with another query, and the p50 and max are
-printed. With `--mcp N`, N fresh `noteseek mcp` servers are spawned with the official SDK
-client and the time from spawn to the answer of their first `query_documents` is printed too.
+printed, with the CPU time (user + system) of those processes, which a busy machine inflates
+less than the wall time. With `--mcp N`, N fresh `noteseek mcp` servers are spawned with the
+official SDK client and the time from spawn to the answer of their first `query_documents` is
+printed too.
 
 Vaults:
 
@@ -32,6 +34,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import resource
 import statistics
 import subprocess
 import sys
@@ -187,10 +190,14 @@ def queries(folder: Path, count: int) -> list[str]:
     return out
 
 
-def timed(cmd: list[str], cwd: Path, env: dict[str, str]) -> float:
+def timed(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float]:
+    """Wall seconds and CPU seconds (user + system) of one process, start to exit."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     subprocess.run(cmd, cwd=cwd, env=env, check=True, capture_output=True)
-    return time.perf_counter() - started
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 async def _mcp_first_query(project: Path, query: str) -> float:
@@ -241,15 +248,17 @@ def main() -> int:
         )
         env = {**os.environ, "XDG_DATA_HOME": str(project / "xdg"), "NO_COLOR": "1"}
         cli = [sys.executable, "-m", "noteseek.interfaces.cli"]
-        took = timed([*cli, "index", "--keyword-only"], project, env)
+        took, _ = timed([*cli, "index", "--keyword-only"], project, env)
         files = sum(1 for _ in vault.rglob("*.md"))
         print(f"index --keyword-only ({files} .md files): {took:.1f}s")
         asked = queries(vault, args.runs + 1)
         timed([*cli, "search", asked[-1]], project, env)  # the page cache, as a user's would be
-        times = [timed([*cli, "search", q], project, env) for q in asked[: args.runs]]
+        runs = [timed([*cli, "search", q], project, env) for q in asked[: args.runs]]
+        times, cpu = [r[0] for r in runs], [r[1] for r in runs]
         print(
             f"cold `noteseek search` x{len(times)}: p50 {statistics.median(times):.2f}s, "
-            f"max {max(times):.2f}s"
+            f"max {max(times):.2f}s (CPU user+sys p50 {statistics.median(cpu):.2f}s, "
+            f"max {max(cpu):.2f}s; load average {os.getloadavg()[0]:.1f})"
         )
         if args.mcp:
             import anyio

@@ -111,3 +111,23 @@ def test_link_rows_of_some_files(store: Store) -> None:
     assert store.link_rows(1, [links, guide]) == [everything[0], everything[2]]
     assert store.link_rows(file_ids=[]) == []
     assert store.link_rows(file_ids=list(range(2000, 3000))) == []  # more than one batch
+
+
+def test_named_files_are_what_resolution_reads(store: Store) -> None:
+    ids = fill(store)
+    named = store.named_files()
+    assert [(f.root, f.path) for f in named] == [
+        ("docs", "guide.md"),
+        ("notes", "home/gamma.md"),
+        ("notes", "job/alpha.md"),
+        ("notes", "job/beta.md"),
+    ]
+    alpha = named[2]
+    assert (alpha.file_id, alpha.doc_id, alpha.title, alpha.aliases) == (
+        ids["notes/job/alpha.md"],
+        "notes/job/alpha.md",
+        "Alpha plan",
+        ("first",),
+    )
+    assert [f.root for f in store.named_files(exclude_kinds=["memory"])] == ["notes"] * 3
+    assert store.named_files(exclude_kinds=["files", "memory"]) == []

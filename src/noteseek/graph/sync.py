@@ -43,7 +43,7 @@ from noteseek.graph.links import (
 )
 from noteseek.sources.git import GIT_KIND
 from noteseek.sources.memory import MEMORY_KIND
-from noteseek.store.base import DocumentSource, EdgeRow, GraphSource, GraphStore
+from noteseek.store.base import EdgeRow, GraphSource, GraphStore
 
 CAP_KEY = "graph_max_links"
 """Meta: the ``search.max_links_per_document`` the kept graph was built with."""
@@ -73,24 +73,20 @@ class GraphUpdate:
     """Documents in the graph (0 when nothing was taken in)."""
 
 
-def graph_documents(store: DocumentSource) -> tuple[list[DocInfo], dict[str, int]]:
+def graph_documents(store: GraphSource) -> tuple[list[DocInfo], dict[str, int]]:
     """The documents links resolve to (commits are not notes: a ``[[link]]`` never means a
     commit whose subject it happens to be), and their file ids by doc id."""
     kinds = store.root_kinds()
     memory_roots = {n for n, kind in kinds.items() if kind == MEMORY_KIND}
-    commit_roots = {n for n, kind in kinds.items() if kind == GIT_KIND}
     docs: list[DocInfo] = []
     ids: dict[str, int] = {}
-    for f in store.iter_files():
-        if f.root not in commit_roots:
-            docs.append(
-                DocInfo(f.doc_id, f.root, f.path, f.title, tuple(f.aliases), f.root in memory_roots)
-            )
-            ids[f.doc_id] = f.file_id
+    for f in store.named_files(exclude_kinds=[GIT_KIND]):
+        docs.append(DocInfo(f.doc_id, f.root, f.path, f.title, f.aliases, f.root in memory_roots))
+        ids[f.doc_id] = f.file_id
     return docs, ids
 
 
-def build_link_graph(store: DocumentSource, max_links_per_document: int = 0) -> LinkGraph:
+def build_link_graph(store: GraphSource, max_links_per_document: int = 0) -> LinkGraph:
     """The link graph of everything in ``store``, every link resolved now, with at most
     ``max_links_per_document`` links of each document (0: all)."""
     docs, _ = graph_documents(store)

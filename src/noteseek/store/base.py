@@ -134,6 +134,18 @@ context: the text around the link)."""
 
 
 @dataclass(frozen=True, slots=True)
+class NamedFile:
+    """What link resolution reads of a file: where it is and the names it goes by."""
+
+    file_id: int
+    root: str
+    path: str
+    doc_id: str
+    title: str
+    aliases: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class EdgeRow:
     """A resolved link kept with the index (``graph.links.Edge`` by file id)."""
 
@@ -415,6 +427,11 @@ class GraphStore(Protocol):
 
     def graph_dirty(self) -> list[int]:
         """File ids written or deleted since the graph last took them in, ascending."""
+        ...
+
+    def named_files(self, exclude_kinds: Sequence[str] = ()) -> list[NamedFile]:
+        """Every file's names (of roots not of ``exclude_kinds``), by root name then path;
+        cheaper than :meth:`Catalog.iter_files` (no frontmatter is decoded)."""
         ...
 
     def graph_nodes(self, file_ids: Sequence[int]) -> dict[int, str]:

@@ -8,9 +8,10 @@ changed since, filled by triggers on ``files`` in the writing transaction) and
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping, Sequence
 
-from noteseek.store.base import EdgeRow
+from noteseek.store.base import EdgeRow, NamedFile
 from noteseek.store.sqlite.core import SQLiteCore
 from noteseek.store.sqlite.sql import IN_BATCH
 
@@ -24,6 +25,16 @@ class SQLiteGraph(SQLiteCore):
 
     def graph_dirty(self) -> list[int]:
         return [int(r[0]) for r in self._q("SELECT file_id FROM graph_dirty ORDER BY file_id")]
+
+    def named_files(self, exclude_kinds: Sequence[str] = ()) -> list[NamedFile]:
+        marks = ",".join("?" * len(exclude_kinds))
+        rows = self._q(
+            "SELECT f.id, r.name, f.path, f.doc_id, f.title, f.aliases FROM files f "
+            f"JOIN roots r ON r.id = f.root_id WHERE r.kind NOT IN ({marks}) "
+            "ORDER BY r.name, f.path",
+            tuple(exclude_kinds),
+        )
+        return [NamedFile(int(r[0]), r[1], r[2], r[3], r[4], tuple(json.loads(r[5]))) for r in rows]
 
     def graph_nodes(self, file_ids: Sequence[int]) -> dict[int, str]:
         out: dict[int, str] = {}
