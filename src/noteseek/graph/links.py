@@ -204,20 +204,19 @@ class Resolver:
             clean = clean.partition("#")[0].strip()
         if not clean:
             return None
-        seen = keys if keys is not None else set()
         if kind == "markdown":
-            return self._markdown(doc, clean, seen)
+            return self._markdown(doc, clean, keys)
         if kind == "embed":  # ![[Note]] or ![x](path): either form
-            return self._wikilink(doc, clean, seen) or self._markdown(doc, clean, seen)
-        return self._wikilink(doc, clean, seen)
+            return self._wikilink(doc, clean, keys) or self._markdown(doc, clean, keys)
+        return self._wikilink(doc, clean, keys)
 
     def resolve_name(self, name: str) -> str | None:
         """The doc_id a wikilink ``[[name]]`` written nowhere in particular points at (no
         root is preferred), or None."""
         clean = _DENDRON_VAULT_RE.sub("", name.strip().replace("\\", "/")).partition("#")[0]
-        return self._wikilink(_NOWHERE, clean.strip(), set()) if clean.strip() else None
+        return self._wikilink(_NOWHERE, clean.strip(), None) if clean.strip() else None
 
-    def _markdown(self, doc: DocInfo, target: str, seen: set[str]) -> str | None:
+    def _markdown(self, doc: DocInfo, target: str, seen: set[str] | None) -> str | None:
         folder = posixpath.dirname(doc.path)
         for base in (folder, ""):
             rel = posixpath.normpath(posixpath.join(base, target.lstrip("/")))
@@ -225,17 +224,19 @@ class Resolver:
                 continue
             # Dendron's names hold dots (a.b.c), so ".md" is tried whatever the name ends with.
             for candidate in (rel,) if rel.casefold().endswith(".md") else (rel, rel + ".md"):
-                seen.add(fold_key(candidate))
+                if seen is not None:
+                    seen.add(fold_key(candidate))
                 found = self._by_path.get((doc.root, candidate.casefold()))
                 if found:
                     return found
         return None
 
-    def _wikilink(self, doc: DocInfo, target: str, seen: set[str]) -> str | None:
+    def _wikilink(self, doc: DocInfo, target: str, seen: set[str] | None) -> str | None:
         folded = target.casefold()
         if folded.endswith(".md"):
             folded = folded[:-3]
-        seen.add(fold_key(folded))
+        if seen is not None:
+            seen.add(fold_key(folded))
         if "/" in folded:
             # Documents whose path (without extension) is the target or ends with "/target".
             found = folded.lstrip("/")

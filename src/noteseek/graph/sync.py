@@ -43,7 +43,7 @@ from noteseek.graph.links import (
 )
 from noteseek.sources.git import GIT_KIND
 from noteseek.sources.memory import MEMORY_KIND
-from noteseek.store.base import EdgeRow, GraphSource, GraphStore
+from noteseek.store.base import EdgeRow, GraphSource
 
 CAP_KEY = "graph_max_links"
 """Meta: the ``search.max_links_per_document`` the kept graph was built with."""
@@ -126,43 +126,79 @@ def _keys_of_names(names: str | None) -> set[str]:
 
 
 def sync_graph(store: GraphSource, max_links_per_document: int) -> GraphUpdate:
-    """Bring the kept graph up to date with the files written since (module docstring)."""
-    update = GraphUpdate()
+    """Bring the kept graph up to date with the files written since (module docstring).
+
+    The work is planned before the write transaction (a searching thread sharing the handle
+    is not held up meanwhile) and planned again inside it if anything was committed between.
+    """
+    cap = str(max_links_per_document)
+    if store.meta(CAP_KEY) == cap and not store.graph_dirty():
+        return GraphUpdate()
+    token = store.change_token()
+    plan = _plan(store, max_links_per_document) if store.meta(CAP_KEY) == cap else None
     with store.transaction():
-        if store.meta(CAP_KEY) != str(max_links_per_document):
+        rebuilt = store.meta(CAP_KEY) != cap
+        if rebuilt:
             store.reset_graph()
-            store.set_meta(CAP_KEY, str(max_links_per_document))
-            update.rebuilt = True
-        dirty = store.graph_dirty()
-        if not dirty:
-            return update
-        docs, ids = graph_documents(store)
-        by_file = {ids[d.doc_id]: d for d in docs}
-        old = store.graph_nodes(dirty)
-        nodes: dict[int, str | None] = {}
-        keys: set[str] = set()
-        sources: set[int] = set()
-        for file_id in dirty:
-            doc = by_file.get(file_id)
-            names = names_of(doc) if doc is not None else None
-            if names != old.get(file_id):
-                keys |= _keys_of_names(old.get(file_id)) | _keys_of_names(names)
-            nodes[file_id] = names
-            if doc is not None:
-                sources.add(file_id)
-        if keys:
-            sources |= store.graph_sources(keys) & by_file.keys()
-        everything = len(sources) * 2 > len(by_file)
-        rows = store.link_rows(max_links_per_document, None if everything else sorted(sources))
-        edges, looked_up = _resolve(Resolver(docs), rows, ids, max_links_per_document)
-        written = {f: edges.get(f, []) for f in sources}
-        store.write_graph(written, {f: looked_up.get(f, set()) for f in sources}, nodes, dirty)
-        update.taken = len(dirty)
-        update.documents = len(docs)
-        update.resolved = len(sources) + sum(1 for n in nodes.values() if n is None)
-        changes = int(store.meta(CHANGES_KEY) or 0) + update.resolved
-        store.set_meta(CHANGES_KEY, str(changes))
+            store.set_meta(CAP_KEY, cap)
+        if plan is None or rebuilt or store.change_token() != token:
+            plan = _plan(store, max_links_per_document)
+        update = _apply(store, plan)
+        update.rebuilt = rebuilt
     return update
+
+
+@dataclass
+class _Plan:
+    """What a sync writes: each affected file's edges and keys, the nodes, the taken files."""
+
+    dirty: list[int]
+    edges: dict[int, list[EdgeRow]]
+    keys: dict[int, set[str]]
+    nodes: dict[int, str | None]
+    documents: int
+
+
+def _plan(store: GraphSource, max_links_per_document: int) -> _Plan:
+    dirty = store.graph_dirty()
+    if not dirty:
+        return _Plan([], {}, {}, {}, 0)
+    docs, ids = graph_documents(store)
+    by_file = {ids[d.doc_id]: d for d in docs}
+    old = store.graph_nodes(dirty)
+    nodes: dict[int, str | None] = {}
+    keys: set[str] = set()
+    sources: set[int] = set()
+    for file_id in dirty:
+        doc = by_file.get(file_id)
+        names = names_of(doc) if doc is not None else None
+        if names != old.get(file_id):
+            keys |= _keys_of_names(old.get(file_id)) | _keys_of_names(names)
+        nodes[file_id] = names
+        if doc is not None:
+            sources.add(file_id)
+    if keys:
+        sources |= store.graph_sources(keys) & by_file.keys()
+    everything = len(sources) * 2 > len(by_file)
+    rows = store.link_rows(max_links_per_document, None if everything else sorted(sources))
+    edges, looked_up = _resolve(Resolver(docs), rows, ids, max_links_per_document)
+    return _Plan(
+        dirty,
+        {f: edges.get(f, []) for f in sources},
+        {f: looked_up.get(f, set()) for f in sources},
+        nodes,
+        len(docs),
+    )
+
+
+def _apply(store: GraphSource, plan: _Plan) -> GraphUpdate:
+    if not plan.dirty:
+        return GraphUpdate()
+    store.write_graph(plan.edges, plan.keys, plan.nodes, plan.dirty)
+    resolved = len(plan.edges) + sum(1 for n in plan.nodes.values() if n is None)
+    changes = int(store.meta(CHANGES_KEY) or 0) + resolved
+    store.set_meta(CHANGES_KEY, str(changes))
+    return GraphUpdate(len(plan.dirty), resolved, False, plan.documents)
 
 
 def _resolve(
@@ -232,8 +268,3 @@ def refresh_communities(store: GraphSource, update: GraphUpdate, *, force: bool 
         store.set_meta(CHANGES_KEY, "0")
         store.set_meta(SECONDS_KEY, f"{time.monotonic() - started:.3f}")
     return True
-
-
-def kept_communities(store: GraphStore) -> dict[int, int] | None:
-    """The kept communities by file id, or None if never computed."""
-    return store.stored_communities()

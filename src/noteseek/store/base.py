@@ -503,7 +503,7 @@ class DocumentSource(Catalog, Chunks, Protocol):
     """Files with their chunks and links: reading a document, building the link graph."""
 
 
-class GraphSource(DocumentSource, GraphStore, Protocol):
+class GraphSource(DocumentSource, GraphStore, Versioned, Protocol):
     """Bringing the kept link graph up to date (``graph/sync.py``): files, links, the graph."""
 
     def transaction(self) -> AbstractContextManager[None]: ...
