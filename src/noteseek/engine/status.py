@@ -2,7 +2,7 @@
 
 Status is asked for often (a page polls it) and must stay cheap: it never runs a computation
 that takes seconds, and shows what was last computed instead (the embedding count of a large
-index may be a moment old; communities appear once something else computed them).
+index may be a moment old; communities are those kept in the index, or computed here before).
 """
 
 from __future__ import annotations
@@ -82,7 +82,7 @@ def _contents(state: IndexState, out: dict[str, Any]) -> dict[str, Any]:
         "total": total,
         "pending": total - embedded,
     }
-    groups = state.known_communities()  # status never runs Louvain itself
+    groups = state.known_communities()  # status never runs Louvain itself: kept or cached
     if groups is not None:
         out["communities"] = {
             "count": len(set(groups.values())),
