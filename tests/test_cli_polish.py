@@ -61,3 +61,39 @@ def test_shell_completion_script_and_answers(tmp_path: Path) -> None:
         [], tmp_path, {**ask, "COMP_WORDS": "noteseek index --keyw", "COMP_CWORD": "2"}
     ).stdout
     assert flags.split() == ["--keyword-only"]
+
+
+def _commands() -> list[list[str]]:
+    from typing import Any
+
+    import typer.main
+
+    from noteseek.interfaces.cli import app
+
+    found: list[list[str]] = []
+
+    def walk(command: Any, prefix: list[str]) -> None:
+        found.append(prefix)
+        if hasattr(command, "commands"):  # a group (typer vendors its own click)
+            for name, sub in command.commands.items():
+                walk(sub, [*prefix, name])
+
+    walk(typer.main.get_command(app), [])
+    return found
+
+
+def test_every_commands_help_shows_flags_as_flags() -> None:
+    """All commands, in-process: no ``<bool>``, and no ``--no-X`` beside a flag that is off
+    by default (``--force --no-force [default: no-force]`` says nothing)."""
+    from typer.testing import CliRunner
+
+    from noteseek.interfaces.cli import app
+
+    commands = _commands()
+    assert ["use"] in commands and ["indexes"] in commands and ["memory", "search"] in commands
+    runner = CliRunner()
+    for command in commands:
+        text = runner.invoke(app, [*command, "--help"], env={"COLUMNS": "200"}).output
+        assert "Show this message and exit." in text, command
+        assert "<bool>" not in text, command
+        assert "[default: no-" not in text, (command, text)

@@ -8,7 +8,15 @@ from pathlib import Path
 import pytest
 
 from noteseek.engine import Engine
-from noteseek.graph.links import DocInfo, LinkGraph, RawLink, Resolver, edge_type, placeholder
+from noteseek.graph.links import (
+    DocInfo,
+    LinkGraph,
+    RawLink,
+    Resolver,
+    document_keys,
+    edge_type,
+    placeholder,
+)
 from tests.helpers import engine_for, project, write
 
 
@@ -88,6 +96,78 @@ def test_resolution(
     resolver: Resolver, source: str, target: str, kind: str, expected: str | None
 ) -> None:
     assert resolver.resolve(source, target, kind) == expected
+
+
+def test_ambiguous_names_choose_the_same_way_for_every_link_of_a_root() -> None:
+    resolver = Resolver(
+        [
+            *docs(
+                ("x/b/Guide.md", "Guide one"),
+                ("a/b/guide.md", "Guide two"),
+                ("deep/er/a/b/guide.md", "Guide three"),
+                ("p/Same Name.md", "Same name"),
+                ("q/same name.md", "Same name"),
+                ("r/titled.md", "Same name"),
+            ),
+            *docs(("z/b/guide.md", "Guide other root"), root="other"),
+        ]
+    )
+    # Several documents end with b/guide: the linking root's, then the fewest folders, then
+    # the shortest path, then alphabetical (case-insensitive lookups, exact paths compared).
+    for _ in range(2):  # the second time from the remembered choice
+        assert resolver.resolve("n/p/Same Name.md", "B/GUIDE", "wikilink") == "n/a/b/guide.md"
+        assert resolver.resolve("other/z/b/guide.md", "b/guide", "wikilink") == "other/z/b/guide.md"
+        assert resolver.resolve("n/r/titled.md", "guide", "wikilink") == "n/a/b/guide.md"
+        assert resolver.resolve("n/r/titled.md", "er/a/b/guide", "wikilink") == (
+            "n/deep/er/a/b/guide.md"
+        )
+    # A file name wins over a title; two file names: alphabetical among equals. Titles are
+    # compared with white space folded, file names as they are.
+    assert resolver.resolve("n/r/titled.md", "same NAME", "wikilink") == "n/p/Same Name.md"
+    assert resolver.resolve("n/p/Same Name.md", "same  NAME", "wikilink") == "n/r/titled.md"
+    assert resolver.resolve("n/r/titled.md", "Guide one", "wikilink") == "n/x/b/Guide.md"
+
+
+@pytest.mark.parametrize(
+    ("source", "target", "kind", "keys"),
+    [
+        ("n/notes/Redis.md", "Folder/Sub/Some  Note#Part", "wikilink", {"some note"}),
+        ("n/notes/Redis.md", "Some Note.md", "embed", {"some note", "some note.md"}),
+        ("n/notes/sub/deep.md", "../x/Y.md", "markdown", {"y.md"}),
+        ("n/notes/sub/deep.md", "y", "markdown", {"y", "y.md"}),
+        ("n/notes/Redis.md", "redis-server", "wikilink", {"redis-server"}),  # found: one lookup
+    ],
+)
+def test_the_keys_a_link_looked_up(
+    resolver: Resolver, source: str, target: str, kind: str, keys: set[str]
+) -> None:
+    seen: set[str] = set()
+    resolver.resolve(source, target, kind, seen)
+    assert seen == keys
+
+
+def test_a_document_is_found_only_by_its_keys() -> None:
+    (doc,) = docs(("a/b/Some  Note.txt.md", "A Title", ("Other name", "x/y")))
+    # A namespaced alias ("x/y", Logseq) is found by [[x/y]], whose key is its last part.
+    assert document_keys(doc) == {
+        "some note.txt.md",
+        "some note.txt",
+        "a title",
+        "other name",
+        "y",
+    }
+    resolver = Resolver([doc, *docs(("c.md", "C"))])
+    for target, kind in [
+        ("b/some  note.txt", "wikilink"),
+        ("Some  Note.txt", "wikilink"),
+        ("a title", "wikilink"),
+        ("other name", "embed"),
+        ("a/b/Some  Note.txt.md", "markdown"),
+        ("X/Y", "wikilink"),  # no such path: the page named so
+    ]:
+        seen: set[str] = set()
+        assert resolver.resolve("n/c.md", target, kind, seen) == doc.doc_id
+        assert seen & document_keys(doc), target
 
 
 @pytest.mark.parametrize(

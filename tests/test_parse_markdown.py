@@ -160,8 +160,17 @@ class TestTitle:
     def test_frontmatter_title_wins_over_the_first_h1(self) -> None:
         assert parse("---\ntitle: From YAML\n---\n# From H1\n").title == "From YAML"
 
-    def test_first_h1_wins_over_the_file_stem(self) -> None:
-        assert parse("Intro\n\n## Not this\n\n# First *H1*\n\n# Second\n").title == "First H1"
+    def test_a_leading_h1_wins_over_the_file_stem(self) -> None:
+        assert parse("# First *H1*\n\nIntro\n\n# Second\n").title == "First H1"
+
+    def test_an_h1_further_down_is_a_section_not_the_title(self) -> None:
+        # The zettelkasten case: "Locations" is a section of the note, not its name.
+        doc = parse("Intro\n\n## Not this\n\n# Locations\n\n# Second\n", "SQL Injection.md")
+        assert doc.title == "SQL Injection"
+
+    def test_badges_and_html_before_the_h1_do_not_count(self) -> None:
+        text = "<!-- omit in toc -->\n\n[![ci](https://x/b.svg)](https://x) ![v](v.svg)\n\n# Tool\n"
+        assert parse(text, "README.md").title == "Tool"
 
     def test_setext_h1_counts(self) -> None:
         assert parse("Setext Title\n============\n").title == "Setext Title"

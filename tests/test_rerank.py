@@ -29,10 +29,11 @@ def test_the_cross_encoder_prefers_the_passage_that_answers() -> None:
 
 def test_rerank_reorders_the_top_results_only(vault: Path, tmp_path: Path) -> None:
     folder = project(tmp_path, {"notes": vault})
-    with engine_for(folder) as plain:
+    ungrouped = {"search.max_per_document": 0}
+    with engine_for(folder, **ungrouped) as plain:
         plain.index()
         before = plain.search("how do keys expire", top_k=14, mode="keyword").hits
-    with engine_for(folder, **{"rerank.enabled": True, "rerank.top_n": 10}) as engine:
+    with engine_for(folder, **{"rerank.enabled": True, "rerank.top_n": 10}, **ungrouped) as engine:
         res = engine.search("how do keys expire", top_k=14, mode="keyword", explain=True)
     hits = res.hits
     assert "rerank_ms" in res.timings_ms

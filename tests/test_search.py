@@ -211,12 +211,12 @@ def test_dedupe_and_per_document_limit(tmp_path: Path) -> None:
     write(notes / "copy-of-a.md", "# Copy\n\nSecond.\n\n" + section)
     write(notes / "b.md", "# B\n\nThe walrus manual, chapter one: walrus basics.\n")
     folder = project(tmp_path, {"notes": notes})
-    with engine_for(folder) as engine:
+    with engine_for(folder, **{"search.max_per_document": 0}) as engine:
         engine.index()
         plain = engine.search("walrus", top_k=10, mode="keyword").hits
         texts = [h.heading for h in plain]
         assert texts.count("A > Setup") == 1 and texts.count("Copy > Setup") == 1
-    with engine_for(folder, **{"search.dedupe": True}) as engine:
+    with engine_for(folder, **{"search.dedupe": True, "search.max_per_document": 0}) as engine:
         deduped = engine.search("walrus", top_k=10, mode="keyword").hits
     headings = [h.heading for h in deduped]
     assert ("A > Setup" in headings) != ("Copy > Setup" in headings)  # one copy, not both
@@ -328,7 +328,7 @@ def test_stages_share_one_row_lookup_and_name_their_explain_and_timings(
     from noteseek.search.stages import POST_FUSION
 
     counting = CountingStore(monkeypatch, example.store)
-    settings = example.settings.search.model_copy(update={"dedupe": True})
+    settings = example.settings.search.model_copy(update={"dedupe": True, "max_per_document": 0})
     resources = SearchResources(
         example.store,
         example.analyzer(),

@@ -320,6 +320,26 @@ def test_search_shows_highlighted_results(web: Watched) -> None:
     assert page.input_value("#q") == "redis ttl"
 
 
+def test_results_are_grouped_by_document(web: Watched, server: Server) -> None:
+    """One result per document; its further matching sections are listed under it."""
+    headers = {"Authorization": f"Bearer {TOKEN}"}
+    api = httpx.post(
+        f"{server.url}/query_documents", json={"query": "redis"}, headers=headers, timeout=30
+    ).json()
+    docs = [r["doc_id"] for r in api["results"]]
+    assert len(docs) == len(set(docs))
+    grouped = [r for r in api["results"] if r.get("also")]
+    assert grouped, api["results"]
+    web.goto()
+    results = search(web, "redis")
+    rank = api["results"].index(grouped[0])
+    also = results.nth(rank).locator(".also")
+    expect(also).to_have_count(1)
+    text = also.inner_text()
+    assert text.startswith("also in this document: ")
+    assert grouped[0]["also"][0]["heading_path"][-1] in text
+
+
 def test_why_shows_each_lanes_contribution(web: Watched) -> None:
     web.goto("#/search?q=redis%20ttl")
     page = web.page
@@ -543,7 +563,10 @@ def test_the_status_panel_shows_the_index(web: Watched, server: Server) -> None:
     page = web.page
     expect(page.locator("#st-docs")).to_have_text(f"{status['documents']:,}")
     assert page.inner_text("#st-chunks") == f"{status['chunks']:,}"
-    assert page.inner_text("#st-failed") == str(status["failed_files"])
+    # The example vault has one file indexed with a warning (no body text) and none failed.
+    assert (status["failed_files"], status["warned_files"]) == (0, 1)
+    assert page.inner_text("#st-failed") == "0"
+    assert page.inner_text("#st-warned") == "1"
     assert page.inner_text("#st-state") == "ready"
     assert page.inner_text("#st-emb-text") == "off"  # embeddings are off in these tests
     assert page.inner_text("#status-pill") == f"{status['documents']} notes · ready"
@@ -599,9 +622,10 @@ def test_a_hostile_note_stays_inert(web: Watched) -> None:
         "searchBox": 1,  # the note's id="q" became ns-q
         "violations": [],
     }
-    # The odd file name opens too, and its name is shown as text.
+    # The odd file name opens too, and its name is shown as text (the example vault is a note
+    # vault, so the file name is also the title; its H1 "Odd name" is an alias).
     web.goto("#/search?q=zebrafish")
-    page.click("#results .result-title:text-is('Odd name')")
+    page.click("#results .result-title:text-is('x<img src=x onerror=window.__pwned=1>')")
     expect(page.locator("#doc-path")).to_contain_text("x<img src=x onerror=window.__pwned=1>.md")
     assert page.evaluate("typeof window.__pwned") == "undefined"
     page.screenshot(path=str(artifact("web-hostile-note.png")))

@@ -75,14 +75,18 @@ class _Unit:
 
 
 def chunk_document(
-    doc: ParsedDocument, doc_id: str, max_chars: int = DEFAULT_MAX_CHARS
+    doc: ParsedDocument,
+    doc_id: str,
+    max_chars: int = DEFAULT_MAX_CHARS,
+    clean: Callable[[str], str] | None = None,
 ) -> list[Chunk]:
     """Split ``doc`` into heading-aware chunks of at most ``max_chars`` characters each.
 
     The default, 900, is sized for a 256-token embedding model (see :data:`DEFAULT_MAX_CHARS`).
     Chunk ids depend only on ``doc_id``, the heading path and the chunk's position among the
     chunks with that heading path, so editing one section leaves the ids of other sections
-    alone. Empty and frontmatter-only documents give no chunks.
+    alone. Empty and frontmatter-only documents give no chunks. ``clean`` removes what is
+    syntax, not text, from a chunk's prose (Logseq's properties and block references).
     """
     if max_chars < 1:
         raise ValueError(f"max_chars must be at least 1, got {max_chars}")
@@ -98,6 +102,8 @@ def chunk_document(
         n = per_path.get(path, 0)
         per_path[path] = n + 1
         prose, code = _prose_and_code(text, pieces)
+        if clean is not None:
+            prose = clean(prose)
         chunks.append(
             Chunk(
                 chunk_id=_chunk_id(doc_id, path, n),
@@ -252,6 +258,10 @@ def _split_block(text: str, s: _BlockSpan, max_chars: int) -> Iterator[_Piece]:
         # Cutting a code block or a table at a "sentence" inside a line produces fragments
         # nobody can read; lines are their natural unit.
         levels = (_line_cuts,)
+    elif s.block.kind == "outline":
+        # An outline item is cut between its children first, each child with its own, down
+        # to OUTLINE_LEVELS levels (a deeper staircase of bullets is cut as text).
+        levels = (*(_outline_cuts,) * OUTLINE_LEVELS, _sentence_cuts, _line_cuts)
     else:
         levels = (_sentence_cuts, _line_cuts)
     return (_Piece(a, b, s) for a, b in _split_range(text, s.start, s.end, max_chars, levels))
@@ -282,6 +292,33 @@ def _sentence_cuts(text: str, start: int, end: int) -> Iterator[int]:
     for match in _SENTENCE_END_RE.finditer(text, start, end):
         if start < match.end() < end:
             yield match.end()
+
+
+OUTLINE_LEVELS = 8
+"""Outline levels an oversized outline item is cut at, before sentences and lines."""
+_BULLET_RE = re.compile(r"[ \t]*[-*+](?:[ \t]|$)")
+_FENCE_RE = re.compile(r"[ \t]*(?:- )?(?:`{3,}|~{3,})")
+
+
+def _outline_cuts(text: str, start: int, end: int) -> Iterator[int]:
+    """The starts of the shallowest bullets after the first line of ``[start, end)`` (outside
+    code fences): an outline item's children, each with its own children."""
+    found: list[tuple[int, int]] = []
+    in_fence = False
+    pos = text.find("\n", start, end)
+    while 0 <= pos < end:
+        line_start = pos + 1
+        line_end = text.find("\n", line_start, end)
+        line = text[line_start : line_end if line_end >= 0 else end]
+        if _FENCE_RE.match(line):
+            in_fence = not in_fence
+        elif not in_fence and _BULLET_RE.match(line):
+            indent = len(line) - len(line.lstrip(" \t"))
+            found.append((line[:indent].count("\t") * 3 + indent, line_start))
+        pos = line_end
+    if found:
+        shallowest = min(width for width, _ in found)
+        yield from (at for width, at in found if width == shallowest)
 
 
 def _line_cuts(text: str, start: int, end: int) -> Iterator[int]:

@@ -10,7 +10,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 LinkKind = Literal["wikilink", "embed", "markdown", "property"]
-BlockKind = Literal["heading", "paragraph", "code", "list", "table", "quote", "html", "other"]
+BlockKind = Literal[
+    "heading", "paragraph", "code", "list", "table", "quote", "html", "outline", "other"
+]
 
 KEYWORD_ONLY_NOTE = (
     "keyword only (chosen at index time); run `noteseek index --embed` to add meaning search"
@@ -125,6 +127,12 @@ class Hit:
     explain: dict[str, Any] | None = None
     lanes: dict[str, int] = field(default_factory=dict)
     """The rank this chunk had in each retriever that returned it (``keyword``, ``semantic``)."""
+    also: list[dict[str, Any]] = field(default_factory=list)
+    """More sections of this document that matched, left out by the per-document limit:
+    ``chunk_id``, ``heading_path``, ``start_line``, ``end_line``, best first."""
+    expanded_in: int | None = None
+    """With expansion: the rank of the better result whose grown text already holds this
+    section (its own text is then not repeated)."""
 
     @property
     def heading(self) -> str:
@@ -149,6 +157,10 @@ class Hit:
             out["text"] = self.text
         if self.explain is not None:
             out["explain"] = self.explain
+        if self.also:
+            out["also"] = [dict(item) for item in self.also]
+        if self.expanded_in is not None:
+            out["expanded_in"] = self.expanded_in
         return out
 
 

@@ -15,6 +15,7 @@ ROLES = (
     base.KeywordIndex,
     base.VectorStore,
     base.VectorIndex,
+    base.GraphStore,
     base.Store,
 )
 

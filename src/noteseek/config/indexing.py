@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Literal
 
 from pydantic import Field, field_validator
 
@@ -25,6 +26,15 @@ class RootConfig(Section):
         description="Where the root's documents come from: files = the Markdown and text "
         "files under path; memory = an agent memory folder (MEMORY.md, memory/YYYY-MM-DD.md "
         "daily logs, one file per memory), searched apart from documents.",
+    )
+    style: Literal["auto", "notes", "docs", "logseq", "dendron"] = Field(
+        default="auto",
+        description="How the root's notes are written, which decides their titles: notes = "
+        "a note vault (Obsidian, Foam): the title is the frontmatter title, else the file "
+        "name; docs = a documentation tree: the frontmatter title, else a leading H1, else "
+        "the file name; logseq = a Logseq graph (page properties, outlines, namespaces, "
+        "journals); dendron = a Dendron vault (a.b.c.md). auto = detected from the folder "
+        "(.obsidian/, logseq/config.edn or pages/ with journals/, dendron.yml, wikilinks).",
     )
     include: list[str] = Field(
         default_factory=lambda: ["*.md", "*.markdown", "*.txt"],

@@ -57,6 +57,14 @@ class MemorySettings(Section):
         description="Memory search returns each match grown to about this many characters "
         "around it (its neighbouring entries), so a short chunk still reads in context.",
     )
+    max_per_document: int = Field(
+        default=2,
+        ge=0,
+        le=1000,
+        description="Memory search's search.max_per_document: at most this many entries of "
+        "one file (a daily log holds a day's topics; measured on LoCoMo logs: 2 keeps recall, "
+        "1 loses it, docs/evaluation.md); 0 = no limit.",
+    )
     document_weight: float = Field(
         default=0.0,
         ge=0.0,

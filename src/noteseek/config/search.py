@@ -244,10 +244,12 @@ class SearchSettings(Section):
         "one's (the same thing said again); 0 = off. Needs embeddings.",
     )
     max_per_document: int = Field(
-        default=0,
+        default=1,
         ge=0,
         le=1000,
-        description="At most this many sections per document in the results; 0 = no limit.",
+        description="At most this many sections per document in the results; further "
+        "sections of it that matched are listed under its result (also in this document). "
+        "1 = results grouped by document, as measured (docs/evaluation.md); 0 = no limit.",
     )
     recency: Literal["auto", "on", "off"] = Field(
         default="auto",

@@ -22,7 +22,6 @@ from noteseek.engine.derived import Derived
 from noteseek.engine.searching import Searching
 from noteseek.engine.state import IndexState
 from noteseek.globs import any_match
-from noteseek.indexing.commits import message_chunk_id
 from noteseek.search.filters import FilterError
 from noteseek.search.query import parse_query
 from noteseek.search.snippet import make_snippet
@@ -225,7 +224,13 @@ class Commits:
 
         def snip(text: str) -> tuple[str, list[str]]:
             return make_snippet(
-                text, terms, prefixes, analyzer, search.snippet_chars, search.highlight
+                text,
+                terms,
+                prefixes,
+                analyzer,
+                search.snippet_chars,
+                search.highlight,
+                plain=False,
             )
 
         def make(text: str, diff: bool) -> str:
@@ -247,6 +252,8 @@ class Commits:
 
     def _message(self, doc_id: str) -> str:
         """The commit's message (its first chunk): the body, or the subject alone."""
+        from noteseek.indexing.commits import message_chunk_id  # the parsers: not for searches
+
         chunk = self.state.store.chunk_by_id(message_chunk_id(doc_id))
         return chunk.text if chunk is not None else ""
 

@@ -5,6 +5,10 @@ parsers ...) is compared with the settings; when they differ, the index is clear
 root indexed again, since a partial index built two ways would rank inconsistently. Nothing
 here resets a derived value: each one follows the store's change token (``engine/state.py``).
 
+After every run the link graph kept with the index takes the run's writes in, and its
+communities are recomputed when the graph changed enough (``graph/sync.py``), so no search
+resolves links or runs Louvain.
+
 A damaged index (recorded by any process, or met during the run) is never patched: ``index``,
 ``update_paths`` and ``rebuild`` delete its files and build it again from the roots' files,
 and the report says so (``rebuilt_because``).
@@ -16,15 +20,18 @@ import sqlite3
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from noteseek.config import ConfigError, RootConfig, ad_hoc_root
 from noteseek.embed.base import EmbeddingError
 from noteseek.engine.opening import remember_index
 from noteseek.engine.state import IndexState
+from noteseek.graph.sync import refresh_communities, sync_graph
 from noteseek.indexing.embedding import EmbedReport, embed_pending
-from noteseek.indexing.indexer import Indexer, IndexReport, Progress
-from noteseek.indexing.manifest import build_manifest, manifest_changes
 from noteseek.store.base import IndexCorrupt, StoreError
+
+if TYPE_CHECKING:  # the indexer and the parsers load with the first write, not for a search
+    from noteseek.indexing.indexer import Indexer, IndexReport, Progress
 
 
 class Indexing:
@@ -77,6 +84,8 @@ class Indexing:
         keyword_only: bool,
         embed_progress: Progress | None,
     ) -> IndexReport:
+        from noteseek.indexing.indexer import IndexReport
+
         report = IndexReport()
         reasons = self._check_manifest()
         self._record_choice()
@@ -84,7 +93,10 @@ class Indexing:
             report.rebuilt_because = "; ".join(reasons)
             selected = {**self.state.roots(), **selected}
         result = self._indexer().run(selected, force=force, progress=progress, report=report)
-        remember_index(self.state.config)
+        self._update_graph()
+        notice = remember_index(self.state.config)
+        if notice:
+            self.state.notices.append(notice)
         self.state.remember_roots()
         self._embed_after_index(result, keyword_only, embed_progress)
         return result
@@ -109,7 +121,9 @@ class Indexing:
                 report = self.index(keyword_only=True)
                 report.rebuilt_because = "; ".join(reasons)
                 return report
-            return self._indexer().update_paths(root_name, roots[root_name], rels)
+            report = self._indexer().update_paths(root_name, roots[root_name], rels)
+            self._update_graph()
+            return report
         except IndexCorrupt:
             return self.index(keyword_only=True)
 
@@ -149,14 +163,19 @@ class Indexing:
                     self.state.store.clear()
             except IndexCorrupt as exc:
                 reason = exc.reason
+        from noteseek.indexing.indexer import IndexReport
+
         report = IndexReport(rebuilt_because="requested")
         if reason is not None:
             if self._choice is None:
                 self._choice = self._saved_choice()
             report.rebuilt_because = self.state.recreate(reason)
+        from noteseek.indexing.manifest import build_manifest
+
         self.state.store.set_manifest(build_manifest(self.settings))
         self._record_choice()
         result = self._indexer().run(roots, force=True, progress=progress, report=report)
+        self._update_graph()
         self.state.rebuilt()
         self._embed_after_index(result, keyword_only, embed_progress)
         return result
@@ -171,6 +190,11 @@ class Indexing:
         if report.notice:
             self.state.notices.append(report.notice)
         return report
+
+    def _update_graph(self) -> None:
+        """Take the run's writes into the kept link graph; communities when due."""
+        store = self.state.store
+        refresh_communities(store, sync_graph(store, self.state.cap))
 
     def _record_choice(self) -> None:
         """Store the keyword-only choice given for this run (once the index exists)."""
@@ -200,6 +224,8 @@ class Indexing:
 
     def _check_manifest(self) -> list[str]:
         """Compare the index's manifest with the settings; clear the index when they differ."""
+        from noteseek.indexing.manifest import build_manifest, manifest_changes
+
         current = build_manifest(self.settings)
         stored = self.state.store.manifest()
         if stored == current:
@@ -232,6 +258,8 @@ class Indexing:
         return selected
 
     def _indexer(self) -> Indexer:
+        from noteseek.indexing.indexer import Indexer
+
         return Indexer(self.state.store, self.settings, self.state.source_context())
 
 

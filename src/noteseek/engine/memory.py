@@ -15,26 +15,21 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from noteseek.config import ConfigError
-from noteseek.embed.chat import ChatClient
 from noteseek.engine.reading import Reading
 from noteseek.engine.results import NotFound
 from noteseek.engine.state import IndexState
 from noteseek.graph.links import placeholder
-from noteseek.search.summarize import (
-    ChatSummarizer,
-    ExtractiveSummarizer,
-    Passage,
-    Summarizer,
-    load_prompt,
-)
 from noteseek.sources.memory import MEMORY_KIND
 from noteseek.sources.memory_folder import MemoryFolder, WriteResult
 from noteseek.sources.memory_format import memory_kind
 from noteseek.sources.memory_record import MemoryFields, fields_match, memory_fields
 from noteseek.store.base import FileRow
+
+if TYPE_CHECKING:  # the summarisers (numpy, httpx, the parsers) load with a flush
+    from noteseek.search.summarize import Passage, Summarizer
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,6 +172,8 @@ class Memories:
             rows.append((fields.created_at, row))
         rows.sort(key=lambda item: (item[0], item[1].path))
         store = self.state.store
+        from noteseek.search.summarize import Passage
+
         passages = [
             Passage(_name(row.path), chunk.text, chunk.start_line, chunk.end_line)
             for _, row in rows
@@ -234,12 +231,16 @@ class Memories:
         """The LLM endpoint of ``[flush]`` when one is set, else the offline extractive
         summariser over this index's embedding model. The API key is read from the
         environment here and never kept anywhere else."""
+        from noteseek.search.summarize import ChatSummarizer, ExtractiveSummarizer, load_prompt
+
         flush = self.settings.flush
         if not flush.base_url:
             return ExtractiveSummarizer(self.state.embedder().embed_documents)
         if not flush.model:
             raise ConfigError("flush.base_url is set but flush.model is empty: name the model")
         prompt = load_prompt(Path(flush.prompt_file)) if flush.prompt_file else None
+        from noteseek.embed.chat import ChatClient
+
         client = ChatClient(
             base_url=flush.base_url,
             model=flush.model,

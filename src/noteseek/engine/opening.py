@@ -2,26 +2,18 @@
 
 Without a project file or configured roots, ``noteseek index ~/notes`` chooses an index in the
 user data dir keyed by its roots and remembers it, so that a later ``noteseek search ...`` in
-any folder opens the same index.
+any folder opens the same index. Named indexes (``engine/named.py``) make that choice
+deliberate: while one is in use (``noteseek use NAME``), indexing other folders does not
+replace it as the index opened by default.
 """
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Sequence
 from pathlib import Path
 
-from noteseek.config import (
-    LoadedConfig,
-    RootConfig,
-    ad_hoc_root,
-    data_dir,
-    default_index_dir,
-)
-from noteseek.store.factory import INDEX_FILE
-
-LAST_INDEX_FILE = "last-index"
-"""In the user data dir: the folder of the index used last."""
+from noteseek.config import LoadedConfig, RootConfig, ad_hoc_root, default_index_dir
+from noteseek.engine.named import in_use, last_index, remember_last
 
 
 def choose_index(config: LoadedConfig, roots: Sequence[str], cwd: Path | None) -> None:
@@ -52,11 +44,13 @@ def choose_index(config: LoadedConfig, roots: Sequence[str], cwd: Path | None) -
     elif (
         not settings.roots and not extra and config.project_file is None and not settings.index.dir
     ):
-        last = data_dir() / LAST_INDEX_FILE
-        with contextlib.suppress(OSError):
-            remembered = Path(last.read_text(encoding="utf-8").strip())
-            if (remembered / INDEX_FILE).exists():
-                config.index_dir = remembered
+        remembered = last_index()
+        if remembered is not None:
+            config.index_dir = remembered
+            named = in_use()
+            if named is not None and named.folder == remembered:
+                config.index_dir_reason = f"the index in use: {named.name} (noteseek use)"
+            else:
                 config.index_dir_reason = "the index used last (no project file or roots)"
 
 
@@ -69,11 +63,16 @@ def _is_dir(path: Path) -> bool:
         return False
 
 
-def remember_index(config: LoadedConfig) -> None:
-    """Without a project file, later commands in any folder find this index."""
+def remember_index(config: LoadedConfig) -> str | None:
+    """Without a project file, later commands in any folder find this index, unless a named
+    index is in use: then it stays, and the returned notice says so."""
     if config.project_file is not None or config.settings.index.dir:
-        return
-    with contextlib.suppress(OSError):
-        folder = data_dir()
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / LAST_INDEX_FILE).write_text(str(config.index_dir), encoding="utf-8")
+        return None
+    named = in_use()
+    if named is not None and named.exists and named.folder != config.index_dir:
+        return (
+            f"the index in use stays {named.name!r} ({named.folder}); "
+            "name this one with --name NAME and switch with noteseek use NAME"
+        )
+    remember_last(config.index_dir)
+    return None

@@ -1,7 +1,10 @@
 """Reading the index: a chunk, a section or a document, its links, and its text on disk.
 
 References are resolved here once for every door: a chunk id, a root-relative path, a doc id,
-a path on disk inside a root, or ``path:line`` for the section holding that line. Text is read
+a path on disk inside a root, ``path:line`` for the section holding that line, or else a
+note's name: its title, file name without extension (with or without its folders) or a
+front matter alias, compared without regard to case; a name several notes answer to is
+ambiguous and the error lists them. Text is read
 through the root's source as the document is now, and a result says when it changed since it
 was indexed (its fingerprint differs).
 """
@@ -145,11 +148,31 @@ class Reading:
                     if candidates:
                         break
         if not candidates:
-            raise NotFound(f"no indexed document at {ref!r}")
+            return self._by_name(ref)
         if len(candidates) > 1:
             ids = ", ".join(c.doc_id for c in candidates)
             raise Ambiguous(f"{ref!r} is in several roots: {ids}; give one of these ids")
         return candidates[0]
+
+    def _by_name(self, ref: str) -> FileRow:
+        """The one file whose title, file stem or alias is ``ref`` (any case)."""
+        wanted = ref.strip().casefold()
+        if wanted.endswith(".md"):
+            wanted = wanted[:-3]
+        found: dict[int, tuple[FileRow, str]] = {}
+        if wanted:
+            for file in self.state.store.iter_files():
+                how = _named(file, wanted)
+                if how is not None:
+                    found.setdefault(file.file_id, (file, how))
+        if not found:
+            raise NotFound(
+                f"no indexed document at {ref!r}, nor one with that title, file name or alias"
+            )
+        if len(found) > 1:
+            listed = "; ".join(f"{f.doc_id} ({how})" for f, how in found.values())
+            raise Ambiguous(f"{ref!r} names several documents: {listed}; give one of these ids")
+        return next(iter(found.values()))[0]
 
     def section(self, ref: str, line: int) -> GetResult:
         """The whole section (neighbouring pieces under one heading) holding ``line`` of the
@@ -198,6 +221,19 @@ class Reading:
             return None
         text = data.decode("utf-8", errors="replace").lstrip("\ufeff")
         return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _named(file: FileRow, wanted: str) -> str | None:
+    """How ``file`` answers to the case-folded name ``wanted`` (title, file name, alias)."""
+    if file.title.strip().casefold() == wanted:
+        return "title"
+    path = file.path.casefold()
+    stem = path[:-3] if path.endswith(".md") else path
+    if stem == wanted or stem.rsplit("/", 1)[-1] == wanted:
+        return "file name"
+    if any(alias.strip().casefold() == wanted for alias in file.aliases):
+        return "alias"
+    return None
 
 
 def _exists(path: Path) -> bool:

@@ -138,13 +138,20 @@ class Searching:
             memory = self.settings.memory
             resources.recency_tiers = self._memory_recency()
             resources.settings = resources.settings.model_copy(
-                update={"document_weight": memory.document_weight}
+                update={
+                    "document_weight": memory.document_weight,
+                    "max_per_document": memory.max_per_document,
+                }
             )
         elif source == "commits":
             # A commit's date says when, not how relevant: "when" is asked with after/before.
             resources.recency_tiers = []
             resources.settings = resources.settings.model_copy(
-                update={"document_weight": self.settings.git.document_weight}
+                update={
+                    "document_weight": self.settings.git.document_weight,
+                    # A commit's hunks are its sections: commits.py groups them by commit.
+                    "max_per_document": 0,
+                }
             )
         with deadline.limit(self.settings.search.time_limit):
             result = pipeline.run(request, resources)

@@ -8,14 +8,17 @@ value          computed from                   refreshed
 ============== =============================== ===============================================
 analyzer       the manifest the index was      inline (reads one row)
                built with
-link graph     files and links                 inline (milliseconds per thousand documents)
+link graph     the graph kept with the index   inline; read as kept (graph/sync.py), or
+               (files and links otherwise)     resolved here while the kept one lags a write
 graph view     the link graph over file ids    inline
 dates trusted  every document's date           inline
 vector index   the model's vectors             kept once per model; it follows the change
                                                token itself, incrementally (store/ann.py)
 embedding      counting vectors per chunk      inline, or in the background for searches and
 progress                                       status when the last count was expensive
-communities    the link graph (Louvain)        in the background, at most once a minute
+communities    kept with the index (Louvain,   inline (read as kept); computed here only for
+               run by the writer)              an index that has none yet, then in the
+                                               background, at most once a minute
 concepts       every chunk's words, embedded   in the background, at most once an hour
 ============== =============================== ===============================================
 
@@ -27,7 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Hashable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +39,8 @@ from noteseek.config import ConfigError, LoadedConfig, RootConfig, memory_folder
 from noteseek.embed.base import Embedder
 from noteseek.embed.factory import configured_model_id, create_embedder
 from noteseek.engine.derived import Derived
-from noteseek.graph.links import DocInfo, LinkGraph, RawLink
+from noteseek.graph.links import LinkGraph
+from noteseek.graph.sync import build_link_graph, load_graph
 from noteseek.priority import yield_cpu
 from noteseek.search import recency
 from noteseek.search.concepts import ConceptVocabulary
@@ -48,7 +52,7 @@ from noteseek.sources.memory import MEMORY_KIND
 from noteseek.sources.registry import open_source
 from noteseek.store import folder as index_folder
 from noteseek.store.ann import in_background
-from noteseek.store.base import DocumentSource, FileRow, IndexCorrupt, Store, VectorIndex
+from noteseek.store.base import IndexCorrupt, Store, VectorIndex
 from noteseek.store.factory import (
     INDEX_FILE,
     backend_for,
@@ -71,8 +75,11 @@ REBUILDING = "being rebuilt from the files; it was damaged: "
 KEYWORD_ONLY_META_KEY = "keyword_only"
 """Meta key: "1" when the user chose a keyword-only index (``noteseek index --keyword-only``)."""
 
-Communities = tuple[dict[str, int], dict[int, int]]
-"""Community per doc id, and the same per file id (for the community boost)."""
+Communities = dict[int, int]
+"""Community per file id (for the community boost)."""
+COMPUTED_HERE = 0.5
+"""Seconds above which communities computed in this process (an index that keeps none yet)
+are recomputed in the background; communities read as kept are read again inline."""
 
 
 class IndexState:
@@ -92,11 +99,7 @@ class IndexState:
         self._discovery: dict[tuple[tuple[str, str], ...], dict[str, RootConfig]] = {}
         token = self.token
         self._analyzer = Derived("analyzer", self._read_analyzer, token)
-        self._link_graph = Derived(
-            "links",
-            lambda: build_link_graph(self.store, self.settings.search.max_links_per_document),
-            token,
-        )
+        self._link_graph = Derived("links", lambda: current_link_graph(self.store, self.cap), token)
         self._graph_view = Derived("graph-view", self._build_graph_view, token)
         self._dates_trusted = Derived("dates", self._check_dates, token)
         self._vectors = Derived("vectors", self._open_vector_index, lambda: self.model_id)
@@ -109,10 +112,11 @@ class IndexState:
         )
         self._communities = Derived(
             "communities",
-            lambda: communities_of(self.link_graph(), self.store.iter_files()),
+            lambda: communities_of(self.store, self.link_graph),
             token,
             background=self._communities_apart,
             throttle=COMMUNITY_THROTTLE,
+            expensive=lambda _, seconds: seconds > COMPUTED_HERE,
         )
         self._concepts = Derived(
             "concepts",
@@ -309,8 +313,13 @@ class IndexState:
         """The analyzer the index was built with (queries must be analyzed the same way)."""
         return self._analyzer.get()
 
+    @property
+    def cap(self) -> int:
+        """Links of each document the link graph keeps (``search.max_links_per_document``)."""
+        return self.settings.search.max_links_per_document
+
     def link_graph(self) -> LinkGraph:
-        """The resolved link graph of the index, rebuilt when the index changed."""
+        """The resolved link graph of the index, read again when the index changed."""
         return self._link_graph.get()
 
     def graph_view(self) -> GraphView:
@@ -352,22 +361,27 @@ class IndexState:
         return self._progress.get(stale=allow_stale)
 
     def communities(self) -> dict[str, int]:
-        """doc_id -> link-graph community (Louvain), for documents with resolved links.
-
-        Computed on first use. After the index changes, it is recomputed on a background
-        thread, at most once a minute, and the previous communities answer meanwhile: a burst
-        of edits does not run Louvain once per edit, and no query waits for a recomputation.
-        """
-        return dict(self._communities.get()[0])
+        """doc_id -> link-graph community (Louvain), for documents with resolved links."""
+        by_file = self.file_communities()
+        return {
+            f.doc_id: by_file[f.file_id] for f in self.store.iter_files() if f.file_id in by_file
+        }
 
     def file_communities(self) -> dict[int, int]:
-        """The communities by file id (for the community boost); as :meth:`communities`."""
-        return self._communities.get()[1]
+        """The communities by file id (for the community boost).
 
-    def known_communities(self) -> dict[str, int] | None:
-        """The communities last computed, if any; never computes (status does not run Louvain)."""
+        Read as the writer kept them with the index (``graph/sync.py``: recomputed after
+        the graph changed enough). An index that keeps none yet (built by an older version
+        and not indexed since, or in a folder this process cannot write) has them computed
+        here on first use, then on a background thread at most once a minute after a change,
+        the previous ones answering meanwhile.
+        """
+        return self._communities.get()
+
+    def known_communities(self) -> dict[int, int] | None:
+        """The communities by file id if known without running Louvain (status)."""
         cached = self._communities.cached
-        return cached[0] if cached is not None else None
+        return cached if cached is not None else self.store.stored_communities()
 
     def concept_vocabulary(self, *, wait: bool = True) -> ConceptVocabulary | None:
         """The index's concept vocabulary for query expansion (``search/concepts.py``).
@@ -412,8 +426,7 @@ class IndexState:
     def _communities_apart(self) -> Communities:
         yield_cpu()
         with self.reader() as store:
-            graph = build_link_graph(store, self.settings.search.max_links_per_document)
-            return communities_of(graph, store.iter_files())
+            return communities_of(store, lambda: current_link_graph(store, self.cap))
 
     def _build_concepts(self) -> ConceptVocabulary:
         return ConceptVocabulary.build(
@@ -425,25 +438,18 @@ class IndexState:
         return self._build_concepts()
 
 
-def build_link_graph(store: DocumentSource, max_links_per_document: int = 0) -> LinkGraph:
-    """The resolved link graph of everything in ``store``, with at most
-    ``max_links_per_document`` links of each document (0: all)."""
-    kinds = store.root_kinds()
-    memory_roots = {n for n, kind in kinds.items() if kind == MEMORY_KIND}
-    # Commits are not notes: a [[link]] never means a commit whose subject it happens to be.
-    commit_roots = {n for n, kind in kinds.items() if kind == GIT_KIND}
-    docs = [
-        DocInfo(f.doc_id, f.root, f.path, f.title, tuple(f.aliases), f.root in memory_roots)
-        for f in store.iter_files()
-        if f.root not in commit_roots
-    ]
-    rows = store.link_rows(max_links_per_document)
-    return LinkGraph.build(docs, [RawLink(*row) for row in rows], max_links_per_document)
+def current_link_graph(store: Store, max_links_per_document: int) -> LinkGraph:
+    """The graph kept with the index when it holds every write, else resolved now."""
+    kept = load_graph(store, max_links_per_document)
+    return kept if kept is not None else build_link_graph(store, max_links_per_document)
 
 
-def communities_of(graph: LinkGraph, files: Iterable[FileRow]) -> Communities:
+def communities_of(store: Store, graph: Callable[[], LinkGraph]) -> Communities:
+    """The communities kept with the index, else those of ``graph()`` (Louvain, here)."""
+    kept = store.stored_communities()
+    if kept is not None:
+        return kept
     from noteseek.graph.communities import communities
 
-    by_doc = communities(graph)
-    ids = {f.doc_id: f.file_id for f in files}
-    return by_doc, {ids[d]: c for d, c in by_doc.items() if d in ids}
+    by_doc = communities(graph())
+    return {f.file_id: by_doc[f.doc_id] for f in store.iter_files() if f.doc_id in by_doc}

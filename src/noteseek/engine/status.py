@@ -2,7 +2,7 @@
 
 Status is asked for often (a page polls it) and must stay cheap: it never runs a computation
 that takes seconds, and shows what was last computed instead (the embedding count of a large
-index may be a moment old; communities appear once something else computed them).
+index may be a moment old; communities are those kept in the index, or computed here before).
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from typing import Any
 
 from noteseek.engine.state import IndexState
 from noteseek.indexing.embedding import MODEL_META_KEY
+from noteseek.indexing.styles import stored_styles
 from noteseek.store.base import IndexCorrupt
 from noteseek.store.folder import damaged_message
 
@@ -58,8 +59,10 @@ def _contents(state: IndexState, out: dict[str, Any]) -> dict[str, Any]:
     stats = state.store.stats()
     configured = state.settings.roots
     kinds = state.store.root_kinds()
+    styles = stored_styles(state.store)
     for root in stats["roots"]:
         root["kind"] = kinds.get(root["name"], "files")
+        root["style"] = styles.get(root["name"])
         root["configured"] = root["name"] in configured
     out.update(stats)
     out["problems"] = [
@@ -79,7 +82,7 @@ def _contents(state: IndexState, out: dict[str, Any]) -> dict[str, Any]:
         "total": total,
         "pending": total - embedded,
     }
-    groups = state.known_communities()  # status never runs Louvain itself
+    groups = state.known_communities()  # status never runs Louvain itself: kept or cached
     if groups is not None:
         out["communities"] = {
             "count": len(set(groups.values())),

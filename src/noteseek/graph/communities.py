@@ -10,6 +10,7 @@ first; a document with no resolved links belongs to none.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 
 from noteseek.graph.links import LinkGraph
 
@@ -18,12 +19,22 @@ SEED = 7
 
 def communities(graph: LinkGraph, resolution: float = 1.0) -> dict[str, int]:
     """doc_id -> community number, for documents with at least one resolved link."""
+    return communities_of_pairs(
+        ((e.source, e.target) for e in graph.edges if e.resolved), resolution
+    )
+
+
+def communities_of_pairs(
+    pairs: Iterable[tuple[str, str]], resolution: float = 1.0
+) -> dict[str, int]:
+    """:func:`communities` of the resolved edges ``(source, target)``, in the graph's order
+    (Louvain's seeded shuffle follows the order nodes were added in)."""
     import networkx as nx
 
     weights: Counter[tuple[str, str]] = Counter()
-    for edge in graph.edges:
-        if edge.resolved and edge.source != edge.target:
-            a, b = sorted((edge.source, edge.target))
+    for source, target in pairs:
+        if source != target:
+            a, b = sorted((source, target))
             weights[(a, b)] += 1
     g = nx.Graph()
     g.add_weighted_edges_from((a, b, w) for (a, b), w in weights.items())

@@ -6,7 +6,8 @@ Resolution (case-insensitive throughout):
   relative to the root; ``.md`` is tried when the target does not end with it.
 * An embed is resolved as a wikilink, then as a Markdown link.
 * A wikilink or embed (``[[Note]]``, ``[[folder/Note]]``, ``![[Note]]``):
-  1. a target with a ``/`` matches documents whose path ends with it (with or without ``.md``);
+  1. a target with a ``/`` matches documents whose path ends with it (with or without
+     ``.md``), else a document titled or aliased so (a Logseq namespace: ``[[A/B]]``);
   2. otherwise the file stem (``Note`` for ``Note.md``; ``a.b.c`` for Dendron's ``a.b.c.md``);
   3. then the document title, then its aliases.
   Several candidates: the one in the linking document's root, then the shortest path (as
@@ -18,6 +19,14 @@ Resolution (case-insensitive throughout):
   ``noteseek.parse.frontmatter.frontmatter_links``) is resolved as a wikilink.
 * A target that resolves to nothing becomes a placeholder node named by the folded target, so
   a note written later under that name links up on the next build without re-indexing.
+
+Every lookup goes through a map (path, file stem, title and alias, every folder-boundary tail
+of every path), and the choice among a lookup's candidates is remembered per linking root, so
+resolving costs the same whatever the vault's size. The lookups a link made are reported as
+*keys* (the folded last name it looked for: ``note`` for ``[[a/Note#h]]`` or ``../a/note.md``)
+and every document has the keys it can be found by (:func:`document_keys`): a link can only
+resolve differently when a document with one of its keys appears, goes or changes, which is
+what lets the persisted graph (``graph/sync.py``) re-resolve only the links a change affects.
 
 Edge types of a memory's links (the linking document is in a root of kind ``memory``):
 ``refactors``, ``plans`` or ``mentions``, from the words around the link (see
@@ -44,8 +53,8 @@ from __future__ import annotations
 import posixpath
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Literal
 
 EdgeType = Literal[
@@ -135,11 +144,31 @@ _NOWHERE = DocInfo("", "", "", "")
 """The linking document of a name looked up on its own (a search for what links to it)."""
 
 
+def fold_key(name: str) -> str:
+    """The key of a looked-up name: its last part (after the last ``/``), case-folded, with
+    runs of white space as one space."""
+    return " ".join(posixpath.basename(name).split()).casefold()
+
+
+def document_keys(doc: DocInfo) -> set[str]:
+    """The keys a link must look up to find ``doc``: its file name with and without the
+    extension, its title and its aliases (see the module docstring)."""
+    name = posixpath.basename(doc.path)
+    keys = {fold_key(name), fold_key(posixpath.splitext(name)[0])}
+    # A namespaced title or alias ("A/B", Logseq) is found by [[A/B]], whose key is "b".
+    keys.update(fold_key(n) for n in (doc.title, *doc.aliases))
+    keys.discard("")
+    return keys
+
+
 class Resolver:
     """Resolves link targets against a set of documents (see the module docstring)."""
 
     def __init__(self, docs: Iterable[DocInfo]) -> None:
         self.docs = {d.doc_id: d for d in docs}
+        self._picked: dict[tuple[str, str, str], str] = {}
+        """(map, key, linking root) -> the candidate chosen: a name shared by thousands of
+        notes (``index``, ``readme``) is chosen among them once, not once per link."""
         self._by_path: dict[tuple[str, str], str] = {}
         self._by_stem: dict[str, list[str]] = defaultdict(list)
         self._by_name: dict[str, list[str]] = defaultdict(list)
@@ -164,8 +193,11 @@ class Resolver:
                 if folded:
                     self._by_name[folded].append(d.doc_id)
 
-    def resolve(self, source: str, target: str, kind: str) -> str | None:
-        """The doc_id ``target`` (written in ``source``) points at, or None."""
+    def resolve(
+        self, source: str, target: str, kind: str, keys: set[str] | None = None
+    ) -> str | None:
+        """The doc_id ``target`` (written in ``source``) points at, or None; the keys of the
+        lookups made are added to ``keys`` when given."""
         doc = self.docs.get(source)
         if doc is None:
             return None
@@ -175,18 +207,18 @@ class Resolver:
         if not clean:
             return None
         if kind == "markdown":
-            return self._markdown(doc, clean)
+            return self._markdown(doc, clean, keys)
         if kind == "embed":  # ![[Note]] or ![x](path): either form
-            return self._wikilink(doc, clean) or self._markdown(doc, clean)
-        return self._wikilink(doc, clean)
+            return self._wikilink(doc, clean, keys) or self._markdown(doc, clean, keys)
+        return self._wikilink(doc, clean, keys)
 
     def resolve_name(self, name: str) -> str | None:
         """The doc_id a wikilink ``[[name]]`` written nowhere in particular points at (no
         root is preferred), or None."""
         clean = _DENDRON_VAULT_RE.sub("", name.strip().replace("\\", "/")).partition("#")[0]
-        return self._wikilink(_NOWHERE, clean.strip()) if clean.strip() else None
+        return self._wikilink(_NOWHERE, clean.strip(), None) if clean.strip() else None
 
-    def _markdown(self, doc: DocInfo, target: str) -> str | None:
+    def _markdown(self, doc: DocInfo, target: str, seen: set[str] | None) -> str | None:
         folder = posixpath.dirname(doc.path)
         for base in (folder, ""):
             rel = posixpath.normpath(posixpath.join(base, target.lstrip("/")))
@@ -194,33 +226,53 @@ class Resolver:
                 continue
             # Dendron's names hold dots (a.b.c), so ".md" is tried whatever the name ends with.
             for candidate in (rel,) if rel.casefold().endswith(".md") else (rel, rel + ".md"):
+                if seen is not None:
+                    seen.add(fold_key(candidate))
                 found = self._by_path.get((doc.root, candidate.casefold()))
                 if found:
                     return found
         return None
 
-    def _wikilink(self, doc: DocInfo, target: str) -> str | None:
+    def _wikilink(self, doc: DocInfo, target: str, seen: set[str] | None) -> str | None:
         folded = target.casefold()
         if folded.endswith(".md"):
             folded = folded[:-3]
+        if seen is not None:
+            seen.add(fold_key(folded))
         if "/" in folded:
-            # Documents whose path (without extension) is the target or ends with "/target".
-            return self._pick(doc, self._by_suffix.get(folded.lstrip("/"), []))
-        candidates = self._by_stem.get(folded) or self._by_name.get(" ".join(folded.split()))
-        return self._pick(doc, candidates or [])
+            # Documents whose path (without extension) is the target or ends with "/target";
+            # else a page named so (Logseq's namespaces: [[A/B]] is the page titled A/B).
+            found = folded.lstrip("/")
+            by_path = self._pick("suffix", found, doc, self._by_suffix.get(found))
+            if by_path is not None:
+                return by_path
+            name = " ".join(found.split())
+            return self._pick("name", name, doc, self._by_name.get(name))
+        if folded in self._by_stem:
+            return self._pick("stem", folded, doc, self._by_stem[folded])
+        name = " ".join(folded.split())
+        return self._pick("name", name, doc, self._by_name.get(name))
 
-    def _pick(self, doc: DocInfo, candidates: Sequence[str]) -> str | None:
+    def _pick(
+        self, lookup: str, key: str, doc: DocInfo, candidates: Sequence[str] | None
+    ) -> str | None:
         if not candidates:
             return None
-        return min(
-            candidates,
-            key=lambda c: (
-                self.docs[c].root != doc.root,
-                self.docs[c].path.count("/"),
-                len(self.docs[c].path),
-                self.docs[c].path,
-            ),
-        )
+        if len(candidates) == 1:
+            return candidates[0]
+        memo = (lookup, key, doc.root)
+        chosen = self._picked.get(memo)
+        if chosen is None:
+            chosen = self._picked[memo] = min(
+                candidates,
+                key=lambda c: (
+                    self.docs[c].root != doc.root,
+                    self.docs[c].path.count("/"),
+                    len(self.docs[c].path),
+                    self.docs[c].path,
+                ),
+            )
+        return chosen
 
 
 def edge_type(source_path: str, kind: str, headings: Sequence[str]) -> EdgeType:
@@ -270,15 +322,56 @@ def _section_of(link: RawLink) -> Sequence[str]:
     return link.headings
 
 
-@dataclass
-class LinkGraph:
-    """Documents and typed edges; placeholders for targets that do not exist yet."""
+def resolve_link(resolver: Resolver, link: RawLink, keys: set[str] | None = None) -> Edge | None:
+    """The edge ``link`` makes (to a document, or a placeholder), or None: a link to a
+    heading of the same note (``[[#Heading]]``), a note linking to itself, or a link from a
+    document the resolver does not hold. The keys of the lookups made are added to ``keys``."""
+    source = resolver.docs.get(link.source)
+    if source is None:
+        return None
+    target = resolver.resolve(link.source, link.target, link.kind, keys)
+    if target is None and link.display and link.kind in ("wikilink", "embed"):
+        # The other side of [[a|b]] (Dendron writes label|target).
+        target = resolver.resolve(link.source, link.display, link.kind, keys)
+    if target is None and not placeholder(link.target)[1:]:
+        return None  # [[#Heading]]: a link inside the same note
+    if target == link.source:
+        return None  # a note linking to itself says nothing about neighbours
+    typed = (
+        memory_edge_type(link.context, _section_of(link))
+        if source.memory
+        else edge_type(source.path, link.kind, _section_of(link))
+    )
+    return Edge(
+        link.source,
+        target if target is not None else placeholder(link.target),
+        typed,
+        link.line,
+        link.anchor,
+        link.context,
+    )
 
-    docs: dict[str, DocInfo]
-    resolver: Resolver
-    edges: list[Edge] = field(default_factory=list)
-    _out: dict[str, list[Edge]] = field(default_factory=lambda: defaultdict(list))
-    _in: dict[str, list[Edge]] = field(default_factory=lambda: defaultdict(list))
+
+class LinkGraph:
+    """Documents and typed edges; placeholders for targets that do not exist yet.
+
+    Built by resolving stored links (:meth:`build`), or from edges resolved before and kept
+    with the index (:meth:`from_edges`); the resolver, for names looked up on their own, is
+    then built on first use.
+    """
+
+    def __init__(self, docs: dict[str, DocInfo], resolver: Resolver | None = None) -> None:
+        self.docs = docs
+        self._resolver = resolver
+        self.edges: list[Edge] = []
+        self._out: dict[str, list[Edge]] = defaultdict(list)
+        self._in: dict[str, list[Edge]] = defaultdict(list)
+
+    @property
+    def resolver(self) -> Resolver:
+        if self._resolver is None:
+            self._resolver = Resolver(self.docs.values())
+        return self._resolver
 
     @classmethod
     def build(
@@ -288,34 +381,31 @@ class LinkGraph:
         document count (the store gives them by line), so a note of 100,000 links costs
         what a note of that many does."""
         resolver = Resolver(docs)
-        graph = cls(resolver.docs, resolver)
         kept: dict[str, int] = defaultdict(int)
+        edges: list[Edge] = []
         for link in links:
-            source = resolver.docs.get(link.source)
-            if source is None:
+            if link.source not in resolver.docs:
                 continue
             if max_per_document > 0:
                 if kept[link.source] >= max_per_document:
                     continue
                 kept[link.source] += 1
-            target = graph.resolve(link.source, link.target, link.kind, link.display)
-            if target is None and not placeholder(link.target)[1:]:
-                continue  # [[#Heading]]: a link inside the same note
-            if target == link.source:
-                continue  # a note linking to itself says nothing about neighbours
-            typed = (
-                memory_edge_type(link.context, _section_of(link))
-                if source.memory
-                else edge_type(source.path, link.kind, _section_of(link))
-            )
-            edge = Edge(
-                link.source,
-                target if target is not None else placeholder(link.target),
-                typed,
-                link.line,
-                link.anchor,
-                link.context,
-            )
+            edge = resolve_link(resolver, link)
+            if edge is not None:
+                edges.append(edge)
+        return cls.from_edges(resolver.docs, edges, resolver)
+
+    @classmethod
+    def from_edges(
+        cls,
+        docs: Mapping[str, DocInfo] | Iterable[DocInfo],
+        edges: Iterable[Edge],
+        resolver: Resolver | None = None,
+    ) -> LinkGraph:
+        """A graph of edges resolved before (in the order given)."""
+        held = dict(docs) if isinstance(docs, Mapping) else {d.doc_id: d for d in docs}
+        graph = cls(held, resolver)
+        for edge in edges:
             graph.edges.append(edge)
             graph._out[edge.source].append(edge)
             graph._in[edge.target].append(edge)

@@ -11,11 +11,13 @@ run killed half-way) never sees half a file.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from noteseek.analysis import get_analyzer
@@ -23,6 +25,7 @@ from noteseek.config import RootConfig, Settings
 from noteseek.indexing.commits import commit_outcomes
 from noteseek.indexing.pool import ParserPool, prepared_in_order
 from noteseek.indexing.prepare import Outcome, PrepareSettings, prepare_file
+from noteseek.indexing.styles import ROOT_STYLES_KEY, resolve_style, stored_styles
 from noteseek.parse import default_registry
 from noteseek.sources.base import FoundFile, Source, SourceContext, printable_path
 from noteseek.sources.git import GitSource
@@ -148,6 +151,7 @@ class Indexer:
         missing_by_root: dict[str, dict[str, FileState]] = {}
 
         known_roots = self.store.roots()
+        styles = self._stored_styles()
         # Every root's source first: a root of an unknown kind stops the run before any write.
         sources = {name: self._source(name, root) for name, root in roots.items()}
         for name, source in sources.items():
@@ -163,7 +167,10 @@ class Indexer:
             if not moved_to_nothing:
                 self.store.ensure_root(name, resolved, source.kind)
             states = self.store.file_states(name)
-            seen = self._plan(name, scan.files, states, force, jobs, report)
+            # A root that could not be read says nothing about its style either.
+            unread = "." in scan.unreadable
+            restyled = not unread and self._style(name, roots[name], source, scan.files, styles)
+            seen = self._plan(name, scan.files, states, force or restyled, jobs, report)
             states_by_root[name] = states
             # A root or folder that could not be read (unmounted disk, permissions) says
             # nothing about its files: keep what was indexed from it.
@@ -180,6 +187,9 @@ class Indexer:
         writing = {found.root for found, _ in jobs} | {n for n, m in missing_by_root.items() if m}
         self._at = sorted(writing) or list(roots)
         self._apply(jobs, states_by_root, missing_by_root, report, progress, started)
+        if styles != self._stored_styles():
+            # Recorded once the files are parsed the new way: an interrupted run re-parses.
+            self.store.set_meta(ROOT_STYLES_KEY, json.dumps(styles, sort_keys=True))
         return report
 
     def update_paths(
@@ -214,6 +224,11 @@ class Indexer:
         if scan.needs_full_scan or self.store.roots().get(name) != source.location:
             return self._run({name: root}, False, None, report)
         report.roots = [name]
+        styles = self._stored_styles()
+        if name in styles:
+            self._use_style(name, styles[name])
+        else:
+            self._style(name, root, source, [], styles)
         jobs: list[tuple[FoundFile, str | None]] = []
         states = self.store.file_states(name)
         seen = self._plan(name, scan.files, states, False, jobs, report)
@@ -224,6 +239,8 @@ class Indexer:
         stale = {p for p in self.store.problem_paths(name) if _at_or_under(p, not_files)}
         self._record_scan_problems(name, stale, scan.problems, report)
         self._apply(jobs, {name: states}, {name: missing}, report, None, started)
+        if styles != self._stored_styles():
+            self.store.set_meta(ROOT_STYLES_KEY, json.dumps(styles, sort_keys=True))
         return report
 
     # -- internals ---------------------------------------------------------------------------
@@ -323,6 +340,33 @@ class Indexer:
                             report.removed += 1
             report.seconds = time.time() - started
             self.store.record_run(started, time.time(), report.to_dict())
+
+    def _stored_styles(self) -> dict[str, str]:
+        return stored_styles(self.store)
+
+    def _style(
+        self,
+        name: str,
+        root: RootConfig,
+        source: Source,
+        files: list[FoundFile],
+        styles: dict[str, str],
+    ) -> bool:
+        """Resolve root ``name``'s style (a ``files`` root's; others read as docs) into the
+        prepare settings and ``styles``; True when its files were parsed with another one."""
+        if source.kind != "files":
+            return False
+        on_disk = [Path(f.abspath) for f in files if f.abspath]
+        style = resolve_style(root.style, Path(source.location), on_disk)
+        self._use_style(name, style)
+        before = styles.get(name)
+        styles[name] = style
+        return before is not None and before != style
+
+    def _use_style(self, name: str, style: str) -> None:
+        self.prepare_settings = replace(
+            self.prepare_settings, styles={**self.prepare_settings.styles, name: style}
+        )
 
     def _source(self, name: str, root: RootConfig) -> Source:
         source = open_source(name, root, self.context)

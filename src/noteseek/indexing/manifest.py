@@ -12,6 +12,8 @@ from noteseek.analysis import get_analyzer
 from noteseek.chunking import CHUNKER_VERSION
 from noteseek.config import Settings
 from noteseek.parse import default_registry
+from noteseek.parse.conventions import STYLES_VERSION
+from noteseek.parse.logseq import LOGSEQ_VERSION
 from noteseek.store.migrations import SCHEMA_VERSION
 
 # Bump when the meaning of stored rows changes in a way a schema migration cannot express.
@@ -29,7 +31,11 @@ def build_manifest(settings: Settings) -> dict[str, Any]:
             "memory_chars": settings.memory.chunk_chars,
             "version": CHUNKER_VERSION,
         },
-        "parsers": default_registry().versions(),
+        "parsers": {
+            **default_registry().versions(),
+            "logseq": LOGSEQ_VERSION,
+            "styles": STYLES_VERSION,
+        },
     }
 
 

@@ -18,7 +18,9 @@ from typing import Any, Literal
 from noteseek.analysis import Analyzer, get_analyzer
 from noteseek.chunking import chunk_document, embedding_input, embedding_key
 from noteseek.parse import default_registry
-from noteseek.parse.registry import ParserRegistry
+from noteseek.parse.conventions import parse_with_style
+from noteseek.parse.logseq import clean_prose
+from noteseek.parse.registry import MARKDOWN_PARSER, ParserRegistry
 from noteseek.sources.base import FoundFile, ReadError
 from noteseek.sources.files import read_regular
 from noteseek.types import (
@@ -49,6 +51,9 @@ class PrepareSettings:
     """Largest chunk of a document in a memory root (``memory.chunk_chars``)."""
     memory_roots: frozenset[str] = frozenset()
     """Roots of kind ``memory``: their documents are cut at ``memory_chars``."""
+    styles: dict[str, str] = field(default_factory=dict)
+    """Root name -> its style (``notes``, ``docs``, ``logseq``, ``dendron``): how its Markdown
+    notes are titled and read (:mod:`noteseek.parse.conventions`); ``docs`` when absent."""
 
 
 @dataclass(slots=True)
@@ -130,8 +135,11 @@ def prepare_file(
         problems.append(("skipped", "empty file"))
         return Outcome(found, "skipped", content_hash, problems=problems)
 
+    style = settings.styles.get(found.root, "docs")
+    styled = parser is MARKDOWN_PARSER
+    logseq = styled and style == "logseq"
     try:
-        doc = parser(text, found.path)
+        doc = parse_with_style(text, found.path, style) if styled else parser(text, found.path)
     except Exception as exc:  # a parser bug must not stop the run
         problems.append(("skipped", f"parser failed: {type(exc).__name__}: {exc}"))
         return Outcome(found, "skipped", content_hash, problems=problems)
@@ -139,7 +147,12 @@ def prepare_file(
 
     doc_id = f"{found.root}/{found.path}"
     memory = found.root in settings.memory_roots
-    chunks = chunk_document(doc, doc_id, settings.memory_chars if memory else settings.max_chars)
+    chunks = chunk_document(
+        doc,
+        doc_id,
+        settings.memory_chars if memory else settings.max_chars,
+        clean_prose if logseq else None,
+    )
     # Only a memory's links are typed and shown by the words around them.
     links = with_context(doc.links, text) if memory else list(doc.links)
     if not chunks:
@@ -158,7 +171,7 @@ def prepare_file(
         aliases=doc.aliases,
         tags=doc.tags,
         frontmatter=doc.frontmatter,
-        parser=getattr(parser, "name", type(parser).__name__),
+        parser="logseq" if logseq else getattr(parser, "name", type(parser).__name__),
         warnings=[reason for _, reason in problems],
     )
     fields = document_fields(doc, found.path, analyzer)

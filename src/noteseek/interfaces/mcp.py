@@ -23,6 +23,7 @@ import anyio
 from noteseek import __version__
 from noteseek.operations import OperationError, Runtime, input_schema, mcp_operations
 from noteseek.operations.search import index_line
+from noteseek.search.plain import plain_text
 
 if TYPE_CHECKING:
     from noteseek.config import LoadedConfig
@@ -69,8 +70,9 @@ def render_text(name: str, payload: dict[str, Any]) -> str:
                 + (f"; {ranks}" if ranks else "")
                 + f", chunk {r['chunk_id']})"
             )
-            body = r.get("content") or r.get("snippet") or ""
-            lines.append(body + (" [truncated]" if r.get("truncated") else ""))
+            lines.append(_result_body(r))
+            if r.get("also"):
+                lines.append("also in this document: " + "; ".join(_also(a) for a in r["also"]))
         return "\n".join(lines)
     if "indexed" in payload and "message" in payload:  # a memory write
         return (
@@ -108,6 +110,33 @@ def render_text(name: str, payload: dict[str, Any]) -> str:
             f"(lines {payload['start_line']}-{payload['end_line']})\n{payload['text']}"
         )
     return json.dumps(payload, indent=1, default=str)
+
+
+def _also(section: dict[str, Any]) -> str:
+    where = " > ".join(section["heading_path"]) or "before the first heading"
+    lines = f"{section['start_line']}-{section['end_line']}"
+    return f"{where} (lines {lines}, chunk {section['chunk_id']})"
+
+
+def _result_body(result: dict[str, Any]) -> str:
+    """A result's text as an agent reads it: plain text, never repeated, never empty."""
+    snippet = result.get("snippet") or ""
+    content = plain_text(result.get("content") or "").strip()
+    if result.get("expanded_in") is not None:
+        held = f"(this section is in the text of result [{result['expanded_in']}]) {snippet}"
+        return (
+            f"{held}\nnext to it, lines {result['start_line']}-{result['end_line']}:\n{content}"
+            if content
+            else held
+        )
+    if content:
+        return content + (" [truncated]" if result.get("truncated") else "")
+    if result.get("truncated"):
+        return (
+            f"{snippet}\n(text left out: this answer's text budget is spent; "
+            f"get_chunk {result['chunk_id']} reads it)"
+        )
+    return snippet
 
 
 # -- serving -----------------------------------------------------------------------------------

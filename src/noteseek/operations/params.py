@@ -126,7 +126,8 @@ DocumentPath = Annotated[
         min_length=1,
         max_length=MAX_PATH_CHARS,
         description="The document's path as results give it (root-relative), its doc_id "
-        "(root/path), or an absolute path inside a root.",
+        "(root/path), an absolute path inside a root, or its name: title, file name or "
+        "alias (any case; a name several documents have is an 'ambiguous' error listing them).",
     ),
     AfterValidator(_inside_roots),
 ]

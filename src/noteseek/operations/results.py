@@ -20,6 +20,13 @@ class LastChangeOut(BaseModel):
     root: str = Field(description="The git root holding the commit.")
 
 
+class AlsoSection(BaseModel):
+    chunk_id: str
+    heading_path: list[str]
+    start_line: int
+    end_line: int
+
+
 class SearchResult(BaseModel):
     rank: int = Field(description="1-based position.")
     chunk_id: str = Field(description="Stable id of the section piece; get_chunk reads it.")
@@ -32,9 +39,26 @@ class SearchResult(BaseModel):
     end_line: int
     score: float = Field(description="0-1; orders the results of one query.")
     lanes: dict[str, int] = Field(description="The result's rank in each retriever.")
-    snippet: str = Field(description="Text around the best match, matches wrapped in **.")
-    content: str = Field(description="The section's text (capped; see truncated).")
+    snippet: str = Field(
+        description="Plain text around the best match (no Markdown), matches wrapped in **."
+    )
+    content: str = Field(
+        description="The section's Markdown (capped; see truncated). Empty when expanded_in "
+        "names the result holding it, or when the answer's text budget is spent (the snippet "
+        "is there; get_chunk reads the section)."
+    )
     truncated: bool
+    also: list[AlsoSection] = Field(
+        default_factory=list,
+        description="More sections of this document that matched, left out by the "
+        "per-document limit (search.max_per_document), best first; get_chunk reads one.",
+    )
+    expanded_in: int | None = Field(
+        default=None,
+        description="With expand_chars: the rank of the better result whose grown text "
+        "already holds this section (its text is not repeated); content is then what lies "
+        "next to that text (start_line-end_line), or empty when nothing does.",
+    )
     explain: dict[str, Any] | None = Field(
         default=None, description="With explain: each lane's rank, score and contribution."
     )
@@ -263,7 +287,10 @@ class StatusOut(BaseModel):
     roots: list[RootStatus]
     embedding: EmbeddingStatus | None
     communities: dict[str, int] | None = None
-    failed_files: int
+    failed_files: int = Field(description="Files skipped: not indexed.")
+    warned_files: int = Field(
+        default=0, description="Files indexed with a warning (front matter that did not parse...)."
+    )
     failures: list[Failure] = Field(description="Files skipped or indexed with a warning.")
     last_run: dict[str, Any] | None
     notices: list[str]

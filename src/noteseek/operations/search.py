@@ -13,6 +13,10 @@ if TYPE_CHECKING:
     from noteseek.engine import SearchResponse
 
 
+MIN_CONTENT_CHARS = 200
+"""The least text worth giving a result from what remains of an answer's budget."""
+
+
 def query_documents(ctx: Context, p: QueryDocuments) -> dict[str, Any]:
     response = ctx.engine.search(
         p.query,
@@ -77,6 +81,8 @@ def search_payload(ctx: Context, response: SearchResponse, grow_to: int = 0) -> 
 
     A result carries at most ``limits.content_chars`` (or ``grow_to`` when larger: an
     expansion asked for is not cut back) and a call at most ``limits.payload_chars`` in all.
+    A result past that budget keeps its snippet (its content is empty, marked truncated);
+    so does a result whose section a better result's expansion holds (``expanded_in``).
     """
     limits = ctx.limits
     per_result = limits.content_chars
@@ -95,7 +101,8 @@ def search_payload(ctx: Context, response: SearchResponse, grow_to: int = 0) -> 
         if per_result is not None:
             limit = min(limit, per_result)
         if budget is not None:
-            limit = max(0, min(limit, budget))
+            # A sliver of a section reads worse than none: below a snippet's length, none.
+            limit = min(limit, budget) if budget >= min(limit, MIN_CONTENT_CHARS) else 0
             budget -= limit
         item["content"] = text[:limit]
         item["truncated"] = len(text) > limit

@@ -146,7 +146,8 @@ OPERATIONS: dict[str, Operation] = {
             reading.get_document,
             True,
             _READ_ERRORS,
-            description="Read an indexed document (or part of it) by path, with line numbers: "
+            description="Read an indexed document (or part of it) by path or by name (title, "
+            "file name or alias), with line numbers: "
             "from_line and max_lines page through long files. Only documents inside the "
             "configured roots can be read.",
             http=HttpRoute("GET", "/documents/{path:path}"),

@@ -12,6 +12,7 @@ lines. This module runs the parts in order:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from itertools import chain
 from typing import Any
@@ -36,12 +37,12 @@ from noteseek.parse.text import (
 from noteseek.parse.windows import WINDOW_LINES, windows
 from noteseek.types import ParsedDocument, Section
 
-__all__ = ["PARSER_NAME", "PARSER_VERSION", "parse_markdown"]
+__all__ = ["PARSER_NAME", "PARSER_VERSION", "leading_heading", "parse_markdown"]
 
 PARSER_NAME = "markdown"
 # The markdown-it version is part of ours: a tokenizer upgrade can move block boundaries, and
 # the index manifest compares this string to decide whether a rebuild is needed.
-PARSER_VERSION = f"2+markdown-it-py.{markdown_it.__version__}"
+PARSER_VERSION = f"3+markdown-it-py.{markdown_it.__version__}"
 
 
 def parse_markdown(text: str, path: str) -> ParsedDocument:
@@ -92,20 +93,9 @@ def _parse(text: str, path: str) -> ParsedDocument:
     raw = collect_blocks(chain([first] if first else [], stream), scanner, warnings)
     sections = build_sections(build_blocks(raw, lines, body_start))
 
-    title = ""
     fm_title = frontmatter.get("title")
-    if isinstance(fm_title, str) and fm_title.strip():
-        title = fm_title.strip()
-    else:
-        for section in sections:
-            if section.level == 1 and section.heading_path[-1]:
-                title = section.heading_path[-1]
-                break
-    if not title:
-        title = title_from_path(path)
-
-    return ParsedDocument(
-        title=title,
+    doc = ParsedDocument(
+        title="",
         text=text,
         line_count=len(lines),
         sections=sections,
@@ -116,6 +106,13 @@ def _parse(text: str, path: str) -> ParsedDocument:
         warnings=[*warnings, *scanner.warnings],
         body_start_line=body_start + 1,
     )
+    # The docs rule (noteseek.parse.conventions gives the other styles theirs): an H1 further
+    # down is a section heading, not the title.
+    if isinstance(fm_title, str) and fm_title.strip():
+        doc.title = fm_title.strip()
+    else:
+        doc.title = leading_heading(doc) or title_from_path(path)
+    return doc
 
 
 def _dedupe_tags(tags: Iterable[str]) -> list[str]:
@@ -128,3 +125,23 @@ def _dedupe_tags(tags: Iterable[str]) -> list[str]:
             seen.add(key)
             out.append(tag)
     return out
+
+
+# A paragraph that holds only images or linked images (a README's badges).
+_BADGES = re.compile(r"\s*(?:\[?!\[[^\]]*\]\([^)]*\)(?:\]\([^)]*\))?\s*)+")
+
+
+def leading_heading(doc: ParsedDocument) -> str:
+    """The text of the H1 that is ``doc``'s first content, or "" when it has none."""
+    for section in doc.sections:
+        for block in section.blocks:
+            if block.kind == "html" or (block.kind == "paragraph" and _badges(block.text)):
+                continue
+            if block.kind == "heading" and block.level == 1 and section.heading_path:
+                return section.heading_path[-1]
+            return ""
+    return ""
+
+
+def _badges(text: str) -> bool:
+    return _BADGES.fullmatch(text) is not None

@@ -5,7 +5,9 @@ section whose word 3-gram set overlaps an earlier (better-ranked) kept section b
 ``similarity_threshold`` (Jaccard) is removed, so copies of one paragraph across notes, or a
 section repeated by a template, cost the agent's context once. Tokens are estimated as
 characters / 4 (close to the usual BPE rate for English prose); the saving is reported so an
-agent can tell what it did not receive.
+agent can tell what it did not receive. The kept sections' text is their plain text
+(``search/plain.py``: no link targets, heading markers, fences or properties), which is both
+what a reader needs and fewer tokens; duplicates are judged on it.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from noteseek.search.plain import plain_text
 from noteseek.types import Hit
 
 _WORD_RE = re.compile(r"\w+")
@@ -77,6 +80,9 @@ def compress(
         return hit.text if hit.text is not None else hit.snippet
 
     before = sum(estimate_tokens(body(h)) for h in hits)
+    for hit in hits:
+        if hit.text is not None:
+            hit.text = plain_text(hit.text)
     relevant = [h for h in hits if h.score >= min_score]
     kept: list[Hit] = []
     kept_sets: list[frozenset[int]] = []

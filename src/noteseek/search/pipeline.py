@@ -25,7 +25,7 @@ from noteseek.analysis import Analyzer
 from noteseek.config import SearchSettings
 from noteseek.search import fusion, keyword, relevance
 from noteseek.search.concepts import expand_query
-from noteseek.search.expand import expand
+from noteseek.search.expand import Continued, Expansions
 from noteseek.search.fusion import Fused, rrf, score_aware_weights
 from noteseek.search.graph_lane import GraphHit, graph_lane
 from noteseek.search.query import parse_bounded, semantic_text
@@ -202,6 +202,7 @@ def run(request: SearchRequest, resources: SearchResources) -> PipelineResult:
         weights={lane: weights[lane] for lane in lanes},
         expand_chars=request.expand_chars,
         graph_via=graph_via,
+        also=context.also,
     )
     timings["results_ms"] = _ms(started)
     return PipelineResult(
@@ -272,6 +273,7 @@ def _hits(
     weights: dict[str, float],
     expand_chars: int = 0,
     graph_via: Mapping[int, GraphHit] | None = None,
+    also: Mapping[int, list[int]] | None = None,
 ) -> list[Hit]:
     rows = candidates.get(f.rowid for f in fused)
     terms = set(query.terms)
@@ -282,7 +284,7 @@ def _hits(
         wanted = {f.rowid for f in fused if f.rowid in kw_results}
         fields = keyword.field_scores(store, kw_response, settings, wanted)
     hits: list[Hit] = []
-    file_chunks: dict[int, list[ChunkRow]] = {}
+    expansions = Expansions(expand_chars, store.file_chunks)
     for item in fused:
         deadline.check()  # snippets and explanations cost per hit
         row = rows.get(item.rowid)
@@ -295,14 +297,22 @@ def _hits(
             )
         hit = _hit(row, len(hits) + 1, item)
         hit.snippet = snippet
+        hit.also = [_section(r) for r in candidates.get((also or {}).get(item.rowid, ())).values()]
         if with_text:
             hit.text = row.text
         if expand_chars:
-            if row.file_id not in file_chunks:
-                file_chunks[row.file_id] = store.file_chunks(row.file_id)
-            hit.text, hit.start_line, hit.end_line = expand(
-                row, file_chunks[row.file_id], expand_chars
-            )
+            grown = expansions.expand(row, hit.rank)
+            if isinstance(grown, int):  # a better result's text holds this section
+                hit.text, hit.expanded_in = "", grown
+            elif isinstance(grown, Continued):  # ...and this one continues it
+                hit.expanded_in = grown.owner
+                hit.text, hit.start_line, hit.end_line = (
+                    grown.text,
+                    grown.start_line,
+                    grown.end_line,
+                )
+            else:
+                hit.text, hit.start_line, hit.end_line = grown
         if explain:
             hit.explain = _explain(
                 item, kw_results, fields, matched, terms, analyzer, row, rrf_k, weights, rank_scale
@@ -328,6 +338,15 @@ def _hit(row: ChunkRow, rank: int, item: Fused) -> Hit:
         rank=rank,
         lanes=dict(item.ranks),
     )
+
+
+def _section(row: ChunkRow) -> dict[str, Any]:
+    return {
+        "chunk_id": row.chunk_id,
+        "heading_path": list(row.heading_path),
+        "start_line": row.start_line,
+        "end_line": row.end_line,
+    }
 
 
 def _explain_graph(store: Catalog, item: Fused, via: Mapping[int, GraphHit]) -> dict[str, Any]:

@@ -1,7 +1,9 @@
-"""Snippets made from the original text, with the words that matched the query highlighted.
+"""Snippets made from a section's plain text, with the words that matched the query highlighted.
 
-The chunk text is analyzed again (same analyzer) with character offsets, so highlighting
-follows stemming and folding: a query for ``cafe`` highlights ``Cafés`` in the note.
+The chunk's Markdown is first turned into the text a reader sees (``search/plain.py``: link
+display text, no heading markers, fences or properties), then analyzed again (same analyzer)
+with character offsets, so highlights are offsets into that plain text and follow stemming and
+folding: a query for ``cafe`` highlights ``Cafés`` in the note.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ import re
 from collections.abc import Sequence
 
 from noteseek.analysis import Analyzer
+from noteseek.search.plain import plain_text
 
 _SPACE_RE = re.compile(r"\s+")
 ELLIPSIS = "…"
@@ -43,9 +46,25 @@ def make_snippet(
     analyzer: Analyzer,
     width: int = 220,
     markers: tuple[str, str] = ("**", "**"),
+    *,
+    plain: bool = True,
 ) -> tuple[str, list[str]]:
-    """The best window of about ``width`` characters and the distinct terms it matched."""
-    spans = matched_spans(text, terms, prefixes, analyzer)
+    """The best window of about ``width`` characters and the distinct terms it matched.
+
+    ``plain``: ``text`` is Markdown, shown as plain text (false: shown as it is, as a diff).
+    """
+    if plain:
+        markdown = text
+        text = plain_text(markdown)
+        spans = matched_spans(text, terms, prefixes, analyzer)
+        if not spans or not text.strip():
+            # The match (or all there is) is in Logseq properties: show them as key: value.
+            with_properties = plain_text(markdown, properties=True)
+            if with_properties != text:
+                text = with_properties
+                spans = matched_spans(text, terms, prefixes, analyzer)
+    else:
+        spans = matched_spans(text, terms, prefixes, analyzer)
     if not spans:
         return _collapse(_cut(text, 0, width)), []
     start, end = _best_window(spans, width, len(text))

@@ -10,6 +10,8 @@ written down here rather than discovered in the SQLite class:
 * :class:`VectorStore`: vectors keyed by (model, embedding key), embedding progress, pending
   texts, and the :class:`VectorIndex` that searches them.
 * :class:`Versioned`: the change token that every derived value is keyed by.
+* :class:`GraphStore`: the resolved link graph and its communities, kept with the index and
+  brought up to date after writes (``graph/sync.py``); writes mark what they change.
 
 Writes go inside :meth:`Store.transaction`; a reader never sees half of one. The conformance
 suite (``tests/store_conformance/``) runs every method of every role against each backend.
@@ -131,6 +133,34 @@ LinkRow = tuple[str, str, str, int, str | None, tuple[str, ...], str | None, str
 context: the text around the link)."""
 
 
+@dataclass(frozen=True, slots=True)
+class NamedFile:
+    """What link resolution reads of a file: where it is and the names it goes by."""
+
+    file_id: int
+    root: str
+    path: str
+    doc_id: str
+    title: str
+    aliases: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class EdgeRow:
+    """A resolved link kept with the index (``graph.links.Edge`` by file id)."""
+
+    file_id: int
+    """The linking file."""
+    target: str
+    """The doc_id linked to, or ``?<folded name>`` for a placeholder."""
+    target_id: int | None
+    """The file id linked to; None for a placeholder."""
+    type: str
+    line: int
+    anchor: str | None = None
+    context: str = ""
+
+
 # -- roles --------------------------------------------------------------------------------------
 
 
@@ -248,9 +278,12 @@ class Chunks(Protocol):
         """Every chunk's text, read in batches (never the whole index at once)."""
         ...
 
-    def link_rows(self, max_per_document: int = 0) -> list[LinkRow]:
-        """Every stored link, by source doc_id then line; with ``max_per_document``, only
-        the first that many of each document (by line). In time linear in the links."""
+    def link_rows(
+        self, max_per_document: int = 0, file_ids: Sequence[int] | None = None
+    ) -> list[LinkRow]:
+        """Every stored link (of the files ``file_ids``, when given), by source doc_id then
+        line; with ``max_per_document``, only the first that many of each document (by
+        line). In time linear in the links."""
         ...
 
     def filtered_chunk_ids(self, filters: Filters) -> list[int]:
@@ -384,7 +417,60 @@ class VectorStore(Protocol):
         ...
 
 
-class Store(Catalog, Chunks, KeywordIndex, VectorStore, Versioned, Protocol):
+class GraphStore(Protocol):
+    """The link graph kept with the index: edges, the keys links looked up, what the graph
+    knew of each document, the files changed since, and communities.
+
+    A write of a file (added, changed, renamed, deleted) marks it in the same transaction, so
+    no change is missed, even by a process killed before bringing the graph up to date.
+    """
+
+    def graph_dirty(self) -> list[int]:
+        """File ids written or deleted since the graph last took them in, ascending."""
+        ...
+
+    def named_files(self, exclude_kinds: Sequence[str] = ()) -> list[NamedFile]:
+        """Every file's names (of roots not of ``exclude_kinds``), by root name then path;
+        cheaper than :meth:`Catalog.iter_files` (no frontmatter is decoded)."""
+        ...
+
+    def graph_nodes(self, file_ids: Sequence[int]) -> dict[int, str]:
+        """What :meth:`write_graph` recorded of these files (their ``names``), by file id."""
+        ...
+
+    def graph_sources(self, keys: Iterable[str]) -> set[int]:
+        """Files with a link that looked up any of ``keys`` (``graph.links.fold_key``)."""
+        ...
+
+    def write_graph(
+        self,
+        edges: Mapping[int, Sequence[EdgeRow]],
+        keys: Mapping[int, Iterable[str]],
+        nodes: Mapping[int, str | None],
+        taken: Sequence[int],
+    ) -> None:
+        """Replace the edges and keys of each file in ``edges`` (files no longer indexed are
+        left out), record ``nodes`` (None forgets one), and unmark the ``taken`` files."""
+        ...
+
+    def reset_graph(self) -> None:
+        """Drop every edge, key and node and mark every file changed (built again next)."""
+        ...
+
+    def graph_edges(self) -> list[EdgeRow]:
+        """Every edge, by the linking file's doc_id, then line, then order in the file."""
+        ...
+
+    def stored_communities(self) -> dict[int, int] | None:
+        """File id -> community, as last set; None if never set."""
+        ...
+
+    def set_communities(self, by_file: Mapping[int, int]) -> None:
+        """Replace the communities (files no longer indexed are left out)."""
+        ...
+
+
+class Store(Catalog, Chunks, KeywordIndex, VectorStore, GraphStore, Versioned, Protocol):
     """Every role in one handle: what a backend implements and ``factory.open_store`` returns.
 
     A handle may be shared between threads. Other handles (other processes) may open the same
@@ -415,6 +501,12 @@ class KeywordSource(KeywordIndex, Chunks, Protocol):
 
 class DocumentSource(Catalog, Chunks, Protocol):
     """Files with their chunks and links: reading a document, building the link graph."""
+
+
+class GraphSource(DocumentSource, GraphStore, Versioned, Protocol):
+    """Bringing the kept link graph up to date (``graph/sync.py``): files, links, the graph."""
+
+    def transaction(self) -> AbstractContextManager[None]: ...
 
 
 class SearchSource(DocumentSource, KeywordIndex, Protocol):

@@ -124,6 +124,52 @@ MIGRATIONS: list[str] = [
     ALTER TABLE roots ADD COLUMN kind TEXT NOT NULL DEFAULT 'files';
     ALTER TABLE links ADD COLUMN context TEXT NOT NULL DEFAULT '';
     """,
+    # 5: the link graph kept with the index (graph/sync.py): each document's resolved edges,
+    # the keys its links looked up (to find the links a new, renamed or deleted document
+    # affects), what the graph knew of each document, the files changed since (filled by
+    # triggers, in the same transaction as the change), and the communities. An index from
+    # before has every file marked changed: the next writer builds the graph.
+    """
+    CREATE TABLE graph_edges (
+        file_id   INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+        ordinal   INTEGER NOT NULL,
+        target    TEXT NOT NULL,
+        target_id INTEGER,
+        type      TEXT NOT NULL,
+        line      INTEGER NOT NULL,
+        anchor    TEXT,
+        context   TEXT NOT NULL DEFAULT '',
+        PRIMARY KEY (file_id, ordinal)
+    ) WITHOUT ROWID;
+    CREATE TABLE graph_keys (
+        key     TEXT NOT NULL,
+        file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+        PRIMARY KEY (key, file_id)
+    ) WITHOUT ROWID;
+    CREATE INDEX graph_keys_file ON graph_keys(file_id);
+    CREATE TABLE graph_nodes (
+        file_id INTEGER PRIMARY KEY,
+        names   TEXT NOT NULL
+    );
+    CREATE TABLE graph_dirty (
+        file_id INTEGER PRIMARY KEY
+    );
+    CREATE TABLE communities (
+        file_id   INTEGER PRIMARY KEY REFERENCES files(id) ON DELETE CASCADE,
+        community INTEGER NOT NULL
+    );
+    CREATE TRIGGER files_graph_insert AFTER INSERT ON files BEGIN
+        INSERT OR IGNORE INTO graph_dirty(file_id) VALUES (new.id);
+    END;
+    CREATE TRIGGER files_graph_update
+    AFTER UPDATE OF root_id, path, doc_id, title, aliases, content_hash ON files BEGIN
+        INSERT OR IGNORE INTO graph_dirty(file_id) VALUES (new.id);
+    END;
+    CREATE TRIGGER files_graph_delete AFTER DELETE ON files BEGIN
+        INSERT OR IGNORE INTO graph_dirty(file_id) VALUES (old.id);
+    END;
+    INSERT INTO graph_dirty(file_id) SELECT id FROM files;
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -3,7 +3,8 @@
 Each module registers its commands on the one typer app (``common.py``, which also holds the
 exit codes): ``indexing`` (init, index, rebuild), ``searching`` (search), ``memory`` (memory
 add, append, search, linked, flush, ...), ``reading`` (get, links, graph, status, config
-show), ``serving`` (mcp, serve, watch) and ``evaluate`` (eval).
+show), ``serving`` (mcp, serve, watch), ``indexes`` (use, indexes: named indexes) and
+``evaluate`` (eval).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import sys
 
 # Each command module registers its commands on the app when imported.
 import noteseek.interfaces.cli.evaluate
+import noteseek.interfaces.cli.indexes
 import noteseek.interfaces.cli.indexing
 import noteseek.interfaces.cli.memory
 import noteseek.interfaces.cli.reading

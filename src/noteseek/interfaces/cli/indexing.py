@@ -20,6 +20,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from noteseek.config import PROJECT_FILE, init_template
+from noteseek.engine.named import check_name, register
 from noteseek.interfaces.cli.common import EXIT_USAGE, app, call, err, fail, opened, out
 from noteseek.operations.params import EMBED_HELP, KEYWORD_ONLY_HELP
 from noteseek.types import KEYWORD_ONLY_NOTE
@@ -28,7 +29,7 @@ from noteseek.types import KEYWORD_ONLY_NOTE
 @app.command()
 def init(
     path: Annotated[str, typer.Option(help="Folder of notes for the first root.")] = ".",
-    force: Annotated[bool, typer.Option(help="Overwrite an existing file.")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite an existing file.")] = False,
 ) -> None:
     """Write a commented .noteseek.toml in the current folder."""
     target = Path.cwd() / PROJECT_FILE
@@ -43,18 +44,37 @@ def index(
     roots: Annotated[
         list[str] | None, typer.Argument(help="Root names or folders (default: all roots).")
     ] = None,
-    force: Annotated[bool, typer.Option(help="Re-read every file, even unchanged ones.")] = False,
+    force: Annotated[
+        bool, typer.Option("--force", help="Re-read every file, even unchanged ones.")
+    ] = False,
     keyword_only: Annotated[bool, typer.Option("--keyword-only", help=KEYWORD_ONLY_HELP)] = False,
     embed: Annotated[bool, typer.Option("--embed", help=EMBED_HELP)] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+    name: Annotated[
+        str | None,
+        typer.Option(
+            "--name",
+            help="Register this index under NAME and put it in use (noteseek use NAME "
+            "switches back to it later).",
+        ),
+    ] = None,
 ) -> None:
     """Index roots incrementally, then embed new chunks (keyword search works meanwhile)."""
+    if name is not None:
+        try:
+            check_name(name)
+        except ValueError as exc:
+            raise fail(str(exc), EXIT_USAGE) from None
     with (
         sigterm_interrupts(),
         opened(roots) as ctx,
         progress_bar(as_json, "indexing", "files") as progress,
         progress_bar(as_json, "embedding", "chunks") as embed_progress,
     ):
+        engine = ctx.engine
+        if name is not None:
+            configured = {n: r.path for n, r in engine.settings.roots.items()}
+            register(name, engine.index_dir, configured, use=True)
         data = call(
             ctx,
             "index",
@@ -62,7 +82,13 @@ def index(
             progress=progress,
             embed_progress=embed_progress,
         )
+        if name is not None:
+            kinds = engine.store.root_kinds()
+            indexed = {n: p for n, p in engine.store.roots().items() if kinds.get(n) != "memory"}
+            register(name, engine.index_dir, indexed, use=True)
     _print_report(data, as_json)
+    if name is not None and not as_json:
+        err.print(f"index named {escape(name)!r} and in use (noteseek use --list shows them all)")
 
 
 @app.command()

@@ -14,7 +14,7 @@ import typer
 from rich.markup import escape
 
 from noteseek.interfaces.cli.common import EXIT_NOT_FOUND, app, call, err, opened, out
-from noteseek.interfaces.cli.searching import print_hits
+from noteseek.interfaces.cli.searching import QuietOpt, print_hits, print_index
 
 memory_app = typer.Typer(
     help="Agent memory: write, find, link, compact and restore memories (plain Markdown).",
@@ -207,16 +207,17 @@ def search(
     after: AfterOpt = None,
     before: BeforeOpt = None,
     explain: Annotated[
-        bool, typer.Option(help="Show why each result ranked (recency too).")
+        bool, typer.Option("--explain", help="Show why each result ranked (recency too).")
     ] = False,
-    full: Annotated[bool, typer.Option(help="Include each section's full text.")] = False,
+    full: Annotated[bool, typer.Option("--full", help="Include each section's full text.")] = False,
     as_json: Json = False,
+    quiet: QuietOpt = False,
 ) -> None:
     """Search memories (not documents); recent memories rank higher."""
     args = {"query": query, "top_n": top_k, "mode": mode, "type": type_, "tags": tag}
     args |= {"status": status, "days": days, "after": after, "before": before}
     result = _run("search_memories", args | {"explain": explain or None}, as_json)
-    _show_results(result, as_json, explain, full)
+    _show_results(result, as_json, explain, full, quiet)
 
 
 @memory_app.command("linked")
@@ -226,11 +227,13 @@ def linked(
     top_k: TopKOpt = None,
     mode: ModeOpt = None,
     as_json: Json = False,
+    quiet: QuietOpt = False,
 ) -> None:
     """What do my memories say about this document? Searches the memories linking to it."""
     args = {"target_document": target, "query": query, "top_n": top_k, "mode": mode}
     result = _run("search_linked_memories", args, as_json)
     if not as_json:
+        print_index(result, quiet)
         ghost = " [yellow](no such document yet)[/]" if result["ghost"] else ""
         out.print(f"[bold]{escape(result['target'])}[/]{ghost}: {len(result['links'])} links")
         for link in result["links"]:
@@ -238,7 +241,7 @@ def linked(
                 f"  [magenta]{link['type']}[/] {escape(link['memory'])}:{link['line']}  "
                 f"[dim]{escape(link['context'])}[/]"
             )
-    _show_results(result, as_json, False, False)
+    _show_results(result, as_json, False, False, quiet=True)
 
 
 @memory_app.command("flush")
@@ -248,7 +251,8 @@ def flush(
     tag: TagOpt = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Show it; write nothing.")] = False,
     archive: Annotated[
-        bool, typer.Option(help="Mark what was summarised archived (never deleted).")
+        bool,
+        typer.Option("--archive", help="Mark what was summarised archived (never deleted)."),
     ] = False,
     max_chars: Annotated[int | None, typer.Option(help="Longest summary (characters).")] = None,
     as_json: Json = False,
@@ -268,11 +272,14 @@ def flush(
     )
 
 
-def _show_results(result: dict[str, Any], as_json: bool, explain: bool, full: bool) -> None:
+def _show_results(
+    result: dict[str, Any], as_json: bool, explain: bool, full: bool, quiet: bool = False
+) -> None:
     if as_json:
         if not result["results"]:
             raise typer.Exit(EXIT_NOT_FOUND)
         return
+    print_index(result, quiet)
     print_hits(result["results"], explain, full)
     for warning in result["warnings"]:
         err.print(f"[yellow]note:[/] {escape(warning)}")

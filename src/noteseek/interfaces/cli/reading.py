@@ -31,10 +31,13 @@ _PATH_LINE = re.compile(r"^(.*):(\d+)$")
 
 @app.command()
 def get(
-    ref: Annotated[str, typer.Argument(help="Chunk id, path, or path:line.")],
+    ref: Annotated[
+        str,
+        typer.Argument(help="Chunk id, path, path:line, or a note's title, file name or alias."),
+    ],
     as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
 ) -> None:
-    """Print a chunk, the section holding a line, or a whole document."""
+    """Print a chunk, the section holding a line, or a whole document (by path or name)."""
     with opened(need_index=True) as ctx:
         result = _get(ctx, ref.strip())
     if as_json:
@@ -154,9 +157,15 @@ def status(
     if not data["exists"]:
         out.print("no index yet: run `noteseek index`")
         return
-    table = Table("root", "path", "files", "chunks", box=None)
+    table = Table("root", "style", "path", "files", "chunks", box=None)
     for r in data["roots"]:
-        table.add_row(escape(r["name"]), escape(r["path"]), str(r["files"]), str(r["chunks"]))
+        table.add_row(
+            escape(r["name"]),
+            escape(r.get("style") or r.get("kind") or ""),
+            escape(r["path"]),
+            str(r["files"]),
+            str(r["chunks"]),
+        )
     out.print(table)
     out.print(
         f"{data['documents']} files, {data['chunks']} chunks, {data['links']} links, "
@@ -184,7 +193,10 @@ def status(
         )
     problems = data["failures"]
     if problems:
-        out.print(f"[bold]{len(problems):,} problems[/]")
+        out.print(
+            f"[bold]{data['failed_files']:,} files skipped, {data.get('warned_files', 0):,} "
+            "indexed with a warning[/]"
+        )
         shown = problems if problems_shown == 0 else problems[:problems_shown]
         for p in shown:
             style = "red" if p["severity"] == "skipped" else "yellow"

@@ -28,6 +28,11 @@ from noteseek.interfaces.cli.common import (
 from noteseek.operations import Context
 from noteseek.operations.search import index_line
 
+QuietOpt = Annotated[
+    bool,
+    typer.Option("--quiet", "-q", help="No header line naming the index that answered."),
+]
+
 
 @app.command()
 def search(
@@ -92,9 +97,9 @@ def search(
         typer.Option(help="With --compressed: overlap that makes a section a duplicate (0.85)."),
     ] = None,
     explain: Annotated[
-        bool, typer.Option(help="Show each lane's rank and score, terms and fields.")
+        bool, typer.Option("--explain", help="Show each lane's rank and score, terms and fields.")
     ] = False,
-    full: Annotated[bool, typer.Option(help="Include each section's full text.")] = False,
+    full: Annotated[bool, typer.Option("--full", help="Include each section's full text.")] = False,
     expand: Annotated[
         int | None,
         typer.Option(
@@ -116,10 +121,7 @@ def search(
         bool, typer.Option("--diff", help="--source commits: show the hunk that matched.")
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print results as JSON.")] = False,
-    quiet: Annotated[
-        bool,
-        typer.Option("--quiet", "-q", help="No header line naming the index that answered."),
-    ] = False,
+    quiet: QuietOpt = False,
     queries: Annotated[
         Path | None,
         typer.Option(help='JSONL file of {"_id", "text"} queries; prints one JSON line each.'),
@@ -202,7 +204,7 @@ def search(
     if as_json:
         out.print_json(json.dumps(response, ensure_ascii=False))
     else:
-        _print_index(response, quiet)
+        print_index(response, quiet)
         print_hits(hits, explain, full or bool(expand))
         for warning in response["warnings"]:
             err.print(f"[yellow]note:[/] {escape(warning)}")
@@ -235,7 +237,7 @@ def _search_commits(
     if as_json:
         out.print_json(json.dumps(response, ensure_ascii=False))
     else:
-        _print_index(response, quiet)
+        print_index(response, quiet)
         print_commits(commits, bool(args.get("explain")))
         for warning in response["warnings"]:
             err.print(f"[yellow]note:[/] {escape(warning)}")
@@ -247,7 +249,7 @@ def _search_commits(
         raise typer.Exit(EXIT_NOT_FOUND)
 
 
-def _print_index(response: dict[str, Any], quiet: bool) -> None:
+def print_index(response: dict[str, Any], quiet: bool) -> None:
     """Which index answered (on stderr, like the notes: stdout stays the results), since the
     index used last may belong to another vault than the one meant."""
     if not quiet:
@@ -328,6 +330,14 @@ def print_hits(hits: list[dict[str, Any]], explain: bool, full: bool) -> None:
                 f"({change['short_hash']}: {escape(change['subject'])})[/]"
             )
         out.print(f"    {_rich_snippet(hit['snippet'])}")
+        if hit.get("also"):
+            also = "; ".join(
+                f"{' > '.join(a['heading_path'])}:{a['start_line']}"
+                if a["heading_path"]
+                else f"line {a['start_line']}"
+                for a in hit["also"]
+            )
+            out.print(f"    [dim]also in this document: {escape(also)}[/]")
         if full and hit.get("content"):
             out.print(escape(hit["content"]))
         if explain and hit.get("explain"):

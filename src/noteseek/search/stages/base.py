@@ -6,7 +6,7 @@ The pipeline runs the stages in order on the fused candidates; a stage's name ke
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from noteseek.config import SearchSettings
@@ -25,6 +25,9 @@ class StageContext:
     """The candidates' chunk rows: one store lookup for every stage and the hits."""
     lanes: dict[str, list[tuple[int, float]]]
     weights: dict[str, float]
+    also: dict[int, list[int]] = field(default_factory=dict)
+    """A result's rowid -> rowids of more sections of its document that matched but were
+    left out by the per-document limit, best first (the hits list them under the result)."""
 
     @property
     def settings(self) -> SearchSettings:

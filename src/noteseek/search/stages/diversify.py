@@ -1,4 +1,10 @@
-"""Diversity: no duplicate of a better-ranked result, a bounded number per document."""
+"""Diversity: no duplicate of a better-ranked result, a bounded number per document.
+
+With the per-document limit (``search.max_per_document``, 1 by default) results are grouped by
+document: a document's best section is the result, and the further sections of it that ranked
+before the last result are listed under it ("also in this document", at most ``ALSO_MAX``)
+instead of filling the list with one document's weaker sections.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +19,9 @@ from noteseek.search.fusion import Fused
 from noteseek.search.rows import CandidateRows
 from noteseek.search.stages.base import StageContext
 from noteseek.store.base import VectorIndex
+
+ALSO_MAX = 3
+"""Most further sections listed under a result of a document at its limit."""
 
 
 def _diversifying(settings: SearchSettings) -> bool:
@@ -30,6 +39,7 @@ def diversify(
     k: int,
     settings: SearchSettings,
     vectors: VectorIndex | None = None,
+    also: dict[int, list[int]] | None = None,
 ) -> list[Fused]:
     """The first ``k`` results without duplicates of a better-ranked result and with at most
     ``max_per_document`` sections per document (0: no limit).
@@ -38,6 +48,8 @@ def diversify(
     3-grams overlapping by ``near_duplicate`` Jaccard or more, or embeddings at
     ``semantic_duplicate`` cosine or more (results without a vector are never semantic
     duplicates). Vectors are read in windows, so a long list costs only what is kept.
+    ``also``, when given, receives for a kept result the rowids of its document's sections
+    that the per-document limit left out (see the module docstring).
     """
     near, semantic, per_document = (
         settings.near_duplicate,
@@ -50,6 +62,7 @@ def diversify(
     kept_mat: npt.NDArray[np.float32] | None = None  # the kept results' vectors, row by row
     kept_n = 0
     per_doc: dict[int, int] = {}
+    first_of: dict[int, int] = {}  # file id -> the rowid of its best kept result
     step = max(k * 2, 50)
     by_id = rows.get(f.rowid for f in fused)
     for start in range(0, len(fused), step):
@@ -63,6 +76,10 @@ def diversify(
             if settings.dedupe and row.content_hash in seen_text:
                 continue
             if per_document and per_doc.get(row.file_id, 0) >= per_document:
+                if also is not None:
+                    listed = also.setdefault(first_of[row.file_id], [])
+                    if len(listed) < ALSO_MAX and row.content_hash not in seen_text:
+                        listed.append(item.rowid)
                 continue
             grams = shingles(row.text) if near else frozenset()
             if near and any(similar(grams, other, near) for other in kept_grams):
@@ -83,6 +100,7 @@ def diversify(
                 kept_mat[kept_n] = vec
                 kept_n += 1
             per_doc[row.file_id] = per_doc.get(row.file_id, 0) + 1
+            first_of.setdefault(row.file_id, item.rowid)
             out.append(item)
             if len(out) >= k:
                 return out
@@ -104,6 +122,7 @@ class Diversify:
             context.request.k,
             context.settings,
             vectors.index if vectors else None,
+            context.also,
         )
 
     def explain(self, item: Fused) -> dict[str, Any]:

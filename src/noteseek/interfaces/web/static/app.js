@@ -374,6 +374,7 @@
       ...(r.commit ? [commitLine(r.commit)] : []),
       ...(r.last_change ? [changedLine(r.last_change)] : []),
       el("p", { class: "snippet" }, ...snippetNodes(r.snippet)),
+      ...(r.also && r.also.length ? [alsoLine(r)] : []),
       el("div", { class: "result-foot" }, ...lanes, why),
       whyBox,
     );
@@ -384,6 +385,13 @@
     });
     item.addEventListener("focus", () => select(i, false));
     return item;
+  }
+
+  function alsoLine(r) {
+    const parts = r.also.map((a) =>
+      a.heading_path.length ? a.heading_path[a.heading_path.length - 1] : `lines ${a.start_line}-${a.end_line}`,
+    );
+    return el("div", { class: "also", text: `also in this document: ${parts.join(" · ")}` });
   }
 
   function commitLine(c) {
@@ -838,6 +846,7 @@
     $("st-docs").textContent = fmt(s.documents);
     $("st-chunks").textContent = fmt(s.chunks);
     $("st-failed").textContent = fmt(s.failed_files);
+    $("st-warned").textContent = fmt(s.warned_files || 0);
     const svc = s.service || {};
     const queued = (svc.queued_jobs || 0) + (svc.queued_paths || 0);
     $("st-activity").textContent =

@@ -1,0 +1,161 @@
+"""Markdown as a person reads it: the plain text of a section, for snippets and agent text.
+
+Snippets and the text an agent reads are the words of a note, not its markup. ``plain_text``
+keeps what a rendered note shows and removes what only the source has:
+
+- wikilinks become their display text: ``[[Folder/Note|Alias]]`` -> ``Alias``,
+  ``[[Folder/Note]]`` -> ``Note``, ``[[Note#Part]]`` -> ``Note > Part``; embeds likewise;
+- Markdown links and images become their text (``[text](url)`` -> ``text``);
+- heading markers (``#``, ``##``, setext underlines), list bullets, task boxes, quote
+  markers, table rules and emphasis markers (``**``, ``__``, ``*``, ``_``, ``~~``, ``==``)
+  go; inline code keeps its text without the backticks;
+- code fences go but the code inside stays, untouched;
+- HTML tags and comments go;
+- Logseq ``key:: value`` property lines and ``((block-uuid))`` references go, and so do
+  org-mode block markers (``#+BEGIN_QUOTE``, ``#+END_NOTE``);
+- backslash escapes show the character (``snake\\_case`` -> ``snake_case``).
+
+With ``properties``, property lines are kept as ``key: value`` (for a section made of
+properties only, whose plain text would otherwise be empty).
+
+It works line by line with regular expressions (no parser: a snippet of 220 characters is
+made for every result, and the text of a chunk can start inside any construct), so it is
+a rendering for reading, never a source for offsets into the file.
+"""
+
+from __future__ import annotations
+
+import re
+
+_FENCE_RE = re.compile(r"^\s*(```+|~~~+)")
+_HEADING_RE = re.compile(r"^\s{0,3}#{1,6}(?:\s+|$)")
+_CLOSING_HASHES_RE = re.compile(r"\s+#+\s*$")
+_RULE_RE = re.compile(r"^\s{0,3}(?:[-=*_]\s*){3,}$")
+_TABLE_RULE_RE = re.compile(r"^(?=.*\|)\s*\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)*\|?\s*$")
+_PROPERTY_RE = re.compile(r"^\s*(?:[-*+]\s+)?[A-Za-z0-9_][\w.-]*::(?:\s.*)?$")
+_QUOTE_RE = re.compile(r"^\s*(?:>\s?)+")
+_BULLET_RE = re.compile(r"^(\s*)(?:[-*+]|\d{1,9}[.)])\s+(?:\[[ xX-]\]\s+)?")
+_EMPTY_BULLET_RE = re.compile(r"^\s*[-*+]\s*$")
+_ORG_BLOCK_RE = re.compile(r"^\s*(?:[-*+]\s+)?#\+(?:BEGIN|END)_\w*.*$", re.IGNORECASE)
+_PROPERTY_PARTS_RE = re.compile(r"^\s*(?:[-*+]\s+)?([A-Za-z0-9_][\w.-]*)::\s*(.*)$")
+_ESCAPE_RE = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|~<>=])")
+
+_CODE_SPAN_RE = re.compile(r"(`+)(.+?)\1")
+_WIKILINK_RE = re.compile(r"!?\[\[([^\[\]\n]+?)\]\]")
+_IMAGE_RE = re.compile(r"!\[([^\]\n]*)\]\([^)\n]*\)")
+_LINK_RE = re.compile(r"\[([^\]\n]+)\](?:\([^)\n]*\)|\[[^\]\n]*\])")
+_AUTOLINK_RE = re.compile(r"<((?:https?|mailto|ftp):[^>\s]+)>")
+_COMMENT_RE = re.compile(r"<!--.*?(?:-->|$)")
+_TAG_RE = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>")
+_BLOCK_REF_RE = re.compile(r"\(\([0-9a-fA-F-]{8,}\)\)")
+_EMPHASIS_RES = (
+    re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*"),
+    re.compile(r"(?<!\w)__(?=\S)(.+?)(?<=\S)__(?!\w)"),
+    re.compile(r"~~(?=\S)(.+?)(?<=\S)~~"),
+    re.compile(r"==(?=\S)(.+?)(?<=\S)=="),
+    re.compile(r"(?<![\w*])\*(?=[^\s*])(.+?)(?<=[^\s*])\*(?![\w*])"),
+    re.compile(r"(?<!\w)_(?=[^\s_])(.+?)(?<=[^\s_])_(?!\w)"),
+)
+_CODE_MARK = "\x00"
+_ESCAPED_MARK = "\x01"
+
+
+def plain_text(text: str, *, properties: bool = False) -> str:
+    """``text`` (Markdown) as plain text, line for line where a line stays; ``properties``:
+    property lines as ``key: value`` instead of left out."""
+    out: list[str] = []
+    fence: str | None = None
+    for line in text.split("\n"):
+        opening = _FENCE_RE.match(line)
+        if fence is not None:
+            if opening and opening.group(1)[0] == fence[0] and len(opening.group(1)) >= len(fence):
+                fence = None
+            else:
+                out.append(line)
+            continue
+        if opening:
+            fence = opening.group(1)
+            continue
+        kept = _plain_line(line, properties)
+        if kept is not None:
+            out.append(kept)
+    return "\n".join(out)
+
+
+def display_text(target: str) -> str:
+    """What a wikilink shows: its alias, else its note's name (and the part it points to)."""
+    if "|" in target:
+        alias = target.split("|", 1)[1].strip()
+        if alias:
+            return alias
+        target = target.split("|", 1)[0]
+    note, _, part = target.partition("#")
+    note = note.strip().rsplit("/", 1)[-1]
+    if note.lower().endswith(".md"):
+        note = note[:-3]
+    part = part.lstrip("^").strip()
+    if note and part:
+        return f"{note} > {part}"
+    return note or part
+
+
+def _plain_line(line: str, properties: bool = False) -> str | None:
+    """The line as plain text, or None when nothing of it is shown."""
+    if _PROPERTY_RE.match(line):
+        parts = _PROPERTY_PARTS_RE.match(line)
+        if not properties or parts is None:
+            return None
+        return f"{parts.group(1)}: {_inline(parts.group(2))}"
+    if _TABLE_RULE_RE.match(line) or _RULE_RE.match(line) or _ORG_BLOCK_RE.match(line):
+        return None
+    if _EMPTY_BULLET_RE.match(line):
+        return ""
+    line = _QUOTE_RE.sub("", line)
+    heading = _HEADING_RE.match(line)
+    if heading:
+        line = _CLOSING_HASHES_RE.sub("", line[heading.end() :])
+    else:
+        line = _BULLET_RE.sub(r"\1", line)
+        if _PROPERTY_RE.match(line):
+            return None
+        if line.lstrip().startswith("#") and _HEADING_RE.match(line.lstrip()):
+            # A Logseq bullet holding a heading: "- ## Part".
+            line = line.lstrip()
+            line = line[_HEADING_RE.match(line).end() :]  # type: ignore[union-attr]
+    return _inline(line)
+
+
+def _inline(line: str) -> str:
+    """Inline markup removed; code spans keep their text exactly."""
+    spans: list[str] = []
+
+    def keep(match: re.Match[str]) -> str:
+        spans.append(match.group(2).strip(" ") or match.group(2))
+        return f"{_CODE_MARK}{len(spans) - 1}{_CODE_MARK}"
+
+    line = _CODE_SPAN_RE.sub(keep, line)
+    escaped: list[str] = []
+
+    def hide(match: re.Match[str]) -> str:
+        escaped.append(match.group(1))
+        return f"{_ESCAPED_MARK}{len(escaped) - 1}{_ESCAPED_MARK}"
+
+    line = _ESCAPE_RE.sub(hide, line)
+    line = _COMMENT_RE.sub("", line)
+    line = _BLOCK_REF_RE.sub("", line)
+    line = _WIKILINK_RE.sub(lambda m: display_text(m.group(1)), line)
+    line = _IMAGE_RE.sub(r"\1", line)
+    line = _LINK_RE.sub(r"\1", line)
+    line = _AUTOLINK_RE.sub(r"\1", line)
+    line = _TAG_RE.sub("", line)
+    for pattern in _EMPHASIS_RES:
+        line = pattern.sub(r"\1", line)
+    if line.lstrip().startswith("|") or line.rstrip().endswith("|"):
+        line = " ".join(cell.strip() for cell in line.strip().strip("|").split("|"))
+    if escaped:
+        line = re.sub(
+            f"{_ESCAPED_MARK}(\\d+){_ESCAPED_MARK}", lambda m: escaped[int(m.group(1))], line
+        )
+    if spans:
+        line = re.sub(f"{_CODE_MARK}(\\d+){_CODE_MARK}", lambda m: spans[int(m.group(1))], line)
+    return line

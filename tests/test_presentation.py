@@ -1,0 +1,223 @@
+"""What a person or an agent reads: plain-text snippets and MCP text, expansion that never
+repeats a section, and results past the answer's text budget that keep their snippet.
+
+Snippets through the real engine; MCP through the official SDK client over stdio.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from noteseek.search.plain import display_text, plain_text
+from tests.helpers import engine_for, project, write
+from tests.mcp_client import call, eventually, mcp_project, run, session
+
+
+async def ready(client: Any) -> None:
+    async def indexed() -> bool:
+        status = await call(client, "index_status")
+        return bool(status["status"] == "ready" and status["documents"] > 0)
+
+    await eventually(indexed, timeout=30)
+
+
+NOTE = """---
+tags: [cache]
+---
+# Caching guide
+
+## Eviction **policy**
+
+type:: [[Feature]]
+alias:: evictions
+
+- The [[Ops/Runbooks/Redis Setup|Redis runbook]] explains *eviction* under `maxmemory`.
+- See [[Ops/Runbooks/Memcached]] and the [official docs](https://example.invalid/evict).
+  - [ ] check <kbd>LRU</kbd> eviction ((64b0e1d2-1234-4abc-9def-1234567890ab))
+
+```bash
+redis-cli config set maxmemory-policy allkeys-lru   # eviction here too
+```
+"""
+
+
+@pytest.mark.parametrize(
+    ("markdown", "plain"),
+    [
+        ("## Heading ##", "Heading"),
+        ("[[Folder/Note|Alias]] and [[Folder/Note]]", "Alias and Note"),
+        ("[[Note#Part]] [[#Local]] ![[img.png]]", "Note > Part Local img.png"),
+        (
+            "[text](http://x.invalid) ![alt](a.png) <https://x.invalid>",
+            "text alt https://x.invalid",
+        ),
+        ("**bold** __strong__ *it* _em_ ~~gone~~ ==mark==", "bold strong it em gone mark"),
+        ("snake_case_name and 2*3*4", "snake_case_name and 2*3*4"),
+        ("- item\n  * nested\n1. first\n- [x] done", "item\n  nested\nfirst\ndone"),
+        ("> quoted <b>html</b> <!-- hidden -->", "quoted html "),
+        ("title:: Page\n- tags:: a, b\ntext", "text"),
+        ("see ((64b0e1d2-1234-4abc-9def-1234567890ab)) here", "see  here"),
+        ("```py\nx = [[a]]  # **kept**\n```\nafter", "x = [[a]]  # **kept**\nafter"),
+        ("`[[not a link]]` and `a*b*c`", "[[not a link]] and a*b*c"),
+        ("| a | b |\n|---|:-:|\n| 1 | 2 |", "a b\n1 2"),
+        ("Title\n=====\n---\n- ## Logseq heading", "Title\nLogseq heading"),
+        ("a < b > c", "a < b > c"),
+        ("snake\\_case and \\*not emphasis\\*", "snake_case and *not emphasis*"),
+        ("#+BEGIN_QUOTE\nquoted\n#+END_QUOTE", "quoted"),
+    ],
+)
+def test_plain_text(markdown: str, plain: str) -> None:
+    assert plain_text(markdown) == plain
+
+
+def test_a_section_of_properties_only_shows_them(tmp_path: Path) -> None:
+    page = (
+        "type:: [[Feature]]\ndescription:: Queries are written with [Datalog](https://x.invalid).\n"
+    )
+    assert plain_text(page) == ""
+    assert plain_text(page, properties=True).strip() == (
+        "type: Feature\ndescription: Queries are written with Datalog."
+    )
+    notes = tmp_path / "notes"
+    write(notes / "Advanced Queries.md", page + "\n- Some text about the query engine.\n")
+    engine = engine_for(project(tmp_path, {"notes": notes}))
+    engine.index()
+    hits = engine.search("datalog", mode="keyword").hits
+    assert hits and "**Datalog**" in hits[0].snippet and "::" not in hits[0].snippet
+
+
+def test_display_text_of_wikilinks() -> None:
+    assert display_text("Ops/Runbooks/Redis Setup|Redis runbook") == "Redis runbook"
+    assert display_text("Ops/Runbooks/Redis Setup.md") == "Redis Setup"
+    assert display_text("Folder/Note|") == "Note"
+    assert display_text("Note#^block-id") == "Note > block-id"
+
+
+def test_snippets_are_plain_text_with_highlights_on_it(tmp_path: Path) -> None:
+    notes = tmp_path / "notes"
+    write(notes / "guide.md", NOTE)
+    engine = engine_for(project(tmp_path, {"notes": notes}))
+    engine.index()
+    hits = engine.search("eviction runbook", mode="keyword", top_k=5).hits
+    assert hits
+    snippets = " ".join(h.snippet for h in hits)
+    for raw in ("[[", "]]", "##", "```", "type::", "alias::", "((", "<kbd>", "](http", "- [ ]"):
+        assert raw not in snippets, (raw, snippets)
+    assert "**Redis runbook**" not in snippets  # highlights are words, not link texts
+    assert "**runbook**" in snippets and "**eviction**" in snippets
+    assert "Memcached" in snippets and "Ops/Runbooks" not in snippets
+    # The highlighted words are the plain text's own words.
+    plain = plain_text(NOTE)
+    for word in ("runbook", "eviction"):
+        assert word in plain
+
+
+def _long_section_vault(tmp_path: Path) -> Path:
+    """One note whose one section is split into several chunks that all match the query,
+    and ten notes with a large section each (to spend an answer's text budget)."""
+    notes = tmp_path / "notes"
+    paragraphs = [
+        f"Paragraph {i} about the zebra migration and [[Herds/Plains|the plains]], "
+        + "with enough words to fill a chunk of the section. " * 8
+        for i in range(6)
+    ]
+    write(notes / "zebra.md", "# Zebra\n\n## Migration\n\n" + "\n\n".join(paragraphs) + "\n")
+    for n in range(10):
+        body = f"Zebra stripes note {n}. " + "Filler words about something else entirely. " * 40
+        write(notes / f"stripes-{n}.md", f"# Stripes {n}\n\n" + "\n\n".join([body] * 5) + "\n")
+    return notes
+
+
+def test_mcp_expansion_never_repeats_a_section_nor_returns_empty_results(
+    tmp_path: Path,
+) -> None:
+    notes = _long_section_vault(tmp_path)
+    folder = mcp_project(tmp_path, notes, extra="[search]\nmax_per_document = 0\n")
+
+    async def main() -> None:
+        async with session(folder) as client:
+            await ready(client)
+            result = await client.call_tool(
+                "query_documents",
+                {"query": "zebra migration plains", "top_n": 6, "expand_chars": 8_000},
+            )
+            assert not result.is_error, result.content[0].text
+            out = result.structured_content
+            zebra = [r for r in out["results"] if r["path"] == "zebra.md"]
+            assert len(zebra) >= 3, out  # several chunks of the one section
+            grown = [r for r in zebra if r["content"]]
+            assert len(grown) == 1 and "Paragraph 5" in grown[0]["content"], zebra
+            for r in zebra:
+                if r is not grown[0]:
+                    assert r["expanded_in"] == grown[0]["rank"] and r["content"] == ""
+                    assert r["snippet"]
+            text = result.content[0].text
+            # The section once in the text; the others say where it is, with their snippet.
+            assert len(text) < len(grown[0]["content"]) + 400 * len(out["results"])
+            assert f"in the text of result [{grown[0]['rank']}]" in text
+            assert "[[" not in text and "##" not in text  # plain text for the agent
+
+            # Past the 40,000-character budget a result still has its snippet.
+            result = await client.call_tool(
+                "query_documents",
+                {"query": "zebra stripes", "top_n": 100, "expand_chars": 8_000},
+            )
+            out = result.structured_content
+            empty = [r for r in out["results"] if not r["content"] and not r.get("expanded_in")]
+            assert empty, [len(r["content"]) for r in out["results"]]
+            assert sum(len(r["content"]) for r in out["results"]) <= 40_000
+            for r in empty:
+                assert r["truncated"] and r["snippet"]
+                assert r["snippet"] in result.content[0].text
+            assert result.content[0].text.count("budget is spent") == len(empty)
+
+    run(main)
+
+
+def test_grouped_results_and_compressed_plain_text(tmp_path: Path) -> None:
+    notes = _long_section_vault(tmp_path)
+    write(notes / "guide.md", NOTE)
+    engine = engine_for(project(tmp_path, {"notes": notes}))
+    engine.index()
+    hits = engine.search("zebra migration plains", mode="keyword", top_k=5).hits
+    docs = [h.doc_id for h in hits]
+    assert len(docs) == len(set(docs))  # one result per document by default
+    first = hits[0]
+    assert first.path == "zebra.md" and len(first.also) == 3
+    lines = [(a["start_line"], a["chunk_id"]) for a in first.also]
+    assert len(set(lines)) == 3 and all(
+        a["heading_path"] == ["Zebra", "Migration"] for a in first.also
+    )
+    assert engine.get(first.also[0]["chunk_id"]).path == "zebra.md"
+    ungrouped = engine_for(
+        project(tmp_path, {"notes": notes}), **{"search.max_per_document": 0}
+    ).search("zebra migration plains", mode="keyword", top_k=5)
+    assert [h.path for h in ungrouped.hits].count("zebra.md") >= 4  # what grouping fixes
+    compressed = engine.search("eviction runbook", mode="keyword", compressed=True).hits
+    assert compressed and all(h.text for h in compressed)
+    for hit in compressed:
+        assert "[[" not in (hit.text or "") and "type::" not in (hit.text or "")
+
+
+def test_expansions_never_overlap_and_continue_a_held_section(tmp_path: Path) -> None:
+    notes = tmp_path / "notes"
+    paragraphs = [
+        f"Entry {i}: the okapi herd moved again. " + "More words. " * 30 for i in range(20)
+    ]
+    write(notes / "log.md", "# Log\n\n" + "\n\n".join(paragraphs) + "\n")
+    engine = engine_for(project(tmp_path, {"notes": notes}), **{"search.max_per_document": 0})
+    engine.index()
+    hits = engine.search("okapi herd", mode="keyword", top_k=12, expand_chars=2000).hits
+    assert len(hits) >= 8
+    given = [(h.start_line, h.end_line) for h in hits if h.text]
+    for i, (a_start, a_end) in enumerate(given):
+        for b_start, b_end in given[i + 1 :]:
+            assert a_end < b_start or b_end < a_start, given  # no line given twice
+    continued = [h for h in hits if h.expanded_in is not None and h.text]
+    assert continued  # a hit inside an earlier result's text gets what lies next to it
+    for hit in continued:
+        assert hit.expanded_in < hit.rank and len(hit.text or "") <= 2000
+    assert all(h.text or h.expanded_in for h in hits)
