@@ -221,3 +221,25 @@ def test_expansions_never_overlap_and_continue_a_held_section(tmp_path: Path) ->
     for hit in continued:
         assert hit.expanded_in < hit.rank and len(hit.text or "") <= 2000
     assert all(h.text or h.expanded_in for h in hits)
+
+
+def test_grouped_results_still_fill_top_k_when_long_documents_hold_the_candidates(
+    tmp_path: Path,
+) -> None:
+    """Three long notes match in 30 sections each, ahead of ten short notes: the lanes'
+    first 50 sections hold only the long notes, so grouping alone would leave 3 results. The
+    lanes fetch more until ten documents are found."""
+    notes = tmp_path / "notes"
+    for n in range(3):
+        sections = "".join(f"## Part {i}\n\nzephyr zephyr zephyr gale {i}\n\n" for i in range(30))
+        write(notes / f"long{n}.md", f"# Long {n}\n\n{sections}")
+    filler = " ".join(f"word{i}" for i in range(60))
+    for n in range(10):
+        write(notes / f"short{n}.md", f"# Short {n}\n\nA zephyr once. {filler}\n")
+    engine = engine_for(project(tmp_path, {"notes": notes}), **{"search.candidates": 50})
+    engine.index()
+    hits = engine.search("zephyr", top_k=10, mode="keyword").hits
+    paths = [h.path for h in hits]
+    assert len(paths) == 10 and len(set(paths)) == 10, paths
+    assert set(paths[:3]) == {"long0.md", "long1.md", "long2.md"}
+    assert sum(p.startswith("short") for p in paths) == 7

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -49,17 +50,45 @@ class PipelineResult:
     """Words the concept vocabulary added to the keyword query."""
 
 
+WIDEN_MAX = 2000
+"""Most candidates a lane fetches when grouping by document left fewer results than asked."""
+
+
 def run(request: SearchRequest, resources: SearchResources) -> PipelineResult:
     """Retrieve, fuse, run the post-fusion stages and build the hits for ``request``.
 
     The request's ``min_score`` and ``compressed`` are the caller's to apply to the hits.
+
+    Grouping by document (``search.max_per_document``) keeps one result per document, so the
+    lanes' ``search.candidates`` sections may hold fewer documents than ``k`` when a few long
+    documents match everywhere. Then the lanes fetch four times as many, up to
+    :data:`WIDEN_MAX`, while a lane was cut at its limit (more may match): asking for ten
+    results gives ten documents whenever ten match. The query is embedded once.
     """
+    settings, vectors = resources.settings, resources.vectors
+    want = max(request.k, settings.candidates)
+    if vectors is not None:
+        vectors = replace(vectors, embed_query=lru_cache(maxsize=1)(vectors.embed_query))
+        resources = replace(resources, vectors=vectors)
+    result = _run(request, resources, want)
+    while (
+        settings.max_per_document
+        and len(result.hits) < request.k
+        and want < WIDEN_MAX
+        and any(n >= want for lane, n in result.lanes.items() if lane != "graph")
+    ):
+        want = min(want * 4, WIDEN_MAX)
+        result = _run(request, resources, want)
+    return result
+
+
+def _run(request: SearchRequest, resources: SearchResources, want: int) -> PipelineResult:
+    """One pass of :func:`run` with ``want`` candidates per lane."""
     store, analyzer, settings = resources.store, resources.analyzer, resources.settings
     text, filters, k, mode = request.text, request.filters, request.k, request.mode
     vectors, concepts, graph = resources.vectors, resources.concepts, resources.graph
     timings: dict[str, float] = {}
     warnings: list[str] = []
-    want = max(k, settings.candidates)
     lanes: dict[str, list[tuple[int, float]]] = {}
     kw_response: keyword.KeywordResponse | None = None
     query, truncated = parse_bounded(text, analyzer, settings.max_query_terms)
