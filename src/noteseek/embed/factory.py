@@ -7,6 +7,10 @@ import os
 from noteseek.config import EmbeddingSettings
 from noteseek.embed.base import Embedder, EmbeddingError
 
+# Texts per ONNX call: int8 bge-small-en on 2 cores spends about 27 CPU ms per chunk in calls
+# of 4 against 47 in calls of 16 (bench/embed_levers.py; docs/benchmarks.md).
+LOCAL_BATCH = 4
+
 
 def create_embedder(settings: EmbeddingSettings) -> Embedder:
     """The configured embedder (loads the model; raises EmbeddingError with the reason)."""
@@ -17,7 +21,7 @@ def create_embedder(settings: EmbeddingSettings) -> Embedder:
             base_url=settings.base_url,
             model=settings.model,
             api_key=os.environ.get(settings.api_key_env) or None,
-            batch_size=settings.batch_size,
+            batch_size=settings.batch_size or 16,
             timeout=settings.timeout,
             retries=settings.retries,
             query_prefix=settings.query_prefix,
@@ -34,7 +38,7 @@ def create_embedder(settings: EmbeddingSettings) -> Embedder:
     return OnnxEmbedder(
         spec,
         threads=settings.threads,
-        batch_size=settings.batch_size,
+        batch_size=settings.batch_size or LOCAL_BATCH,
         max_tokens=settings.max_tokens,
     )
 
