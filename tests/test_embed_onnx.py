@@ -94,3 +94,19 @@ def test_token_budget_batches_hold_order_and_match_single_calls() -> None:
     together = bge.embed_documents(texts)
     alone = np.vstack([bge.embed_documents([t])[0] for t in texts])
     assert np.all(np.sum(alone * together, axis=1) > 0.99)
+
+
+def test_engines_of_one_process_share_one_model_instance(tmp_path: Path) -> None:
+    from tests.helpers import engine_for, project
+
+    (tmp_path / "notes").mkdir()
+    folder = project(tmp_path, {"notes": tmp_path / "notes"})
+    writer, reader = engine_for(folder, embeddings=True), engine_for(folder, embeddings=True)
+    shared = writer._state.embedder()
+    assert reader._state.embedder() is shared
+    reader.close()
+    assert shared.embed_query("still loaded").shape == (384,)
+    writer.close()
+    third = engine_for(folder, embeddings=True)
+    assert third._state.embedder() is not shared  # the last holder closed it; a new one loads
+    third.close()
