@@ -50,10 +50,10 @@ from noteseek.store import folder as index_folder
 from noteseek.store.ann import in_background
 from noteseek.store.base import DocumentSource, FileRow, IndexCorrupt, Store, VectorIndex
 from noteseek.store.factory import (
-    INDEX_FILE,
     backend_for,
     damage,
     index_file,
+    index_present,
     open_reader,
     open_store,
     remove_index,
@@ -202,7 +202,7 @@ class IndexState:
 
     @property
     def index_exists(self) -> bool:
-        return (self.index_dir / INDEX_FILE).exists()
+        return index_present(self.index_dir, backend_for(self.settings))
 
     def token(self) -> Hashable:
         """The store's change token; None while there is no index (nothing to derive from)."""

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -110,10 +111,18 @@ def plan(query: KeywordQuery, mode: MatchMode) -> Plan | None:
     return Plan(tuple(phrases), tuple(required), tuple(optional), tuple(excluded))
 
 
-def instances(phrase: Phrase, fields: Fields) -> list[int]:
-    """How many times ``phrase`` occurs in each field (0 outside its columns)."""
+def instances(
+    phrase: Phrase, fields: Fields, counters: Sequence[Mapping[str, int]] | None = None
+) -> list[int]:
+    """How many times ``phrase`` occurs in each field (0 outside its columns); ``counters``
+    (each field's term counts) answer a one-term phrase without a scan."""
     counts = [0] * len(fields)
     n = len(phrase.terms)
+    if counters is not None and n == 1 and not phrase.prefix:
+        for c in phrase.columns:
+            if c < len(counters):
+                counts[c] = counters[c].get(phrase.terms[0], 0)
+        return counts
     head, last = phrase.terms[:-1], phrase.terms[-1]
     for c in phrase.columns:
         if c >= len(fields):
@@ -130,7 +139,8 @@ def instances(phrase: Phrase, fields: Fields) -> list[int]:
 
 def evaluate(p: Plan, fields: Fields) -> list[list[int]] | None:
     """Each phrase's instances per field when the row matches the plan; None when not."""
-    found = [instances(ph, fields) for ph in p.phrases]
+    counters = [Counter(f) for f in fields]
+    found = [instances(ph, fields, counters) for ph in p.phrases]
     hit = [any(f) for f in found]
     if not all(any(hit[i] for i in clause) for clause in p.required):
         return None

@@ -78,6 +78,8 @@ class MilvusCore:
         self._writes = 0
         self._ops: list[Op] = []
         self._overlay: dict[str, str | None] = {}
+        self._loaded: set[str] = set()
+        """Vector collections this handle has loaded for searching."""
         self._tables = {t: schema.name(self.prefix, t) for t in schema.TABLES}
         errors = milvus_errors()
         try:
@@ -86,6 +88,8 @@ class MilvusCore:
             for table, collection in self._tables.items():
                 if collection not in existing:
                     schema.create(self.client, self.prefix, table)
+                else:
+                    schema.load(self.client, collection)
         except errors as exc:
             raise unavailable(self.uri, reason_of(exc)) from exc
 

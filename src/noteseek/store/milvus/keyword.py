@@ -23,6 +23,10 @@ from noteseek.types import Clause, Filters, KeywordQuery
 
 CANDIDATES = 16_384
 """Milvus's largest ``limit``: rows a search retrieves at most."""
+POOL = 20
+"""Candidates per result asked for (at least :data:`MIN_POOL`): the sparse search orders rows
+by BM25 with the default field weights, so the exact scores of that many decide the top."""
+MIN_POOL = 1_000
 EXPANSIONS = 1_000
 """Terms a prefix expands to at most (the most frequent)."""
 
@@ -59,7 +63,7 @@ class MilvusKeywordIndex(MilvusChunks):
         return df, totals, expansions
 
     def _candidates(
-        self, plan: bm25.Plan, filters: Filters, doc: bool
+        self, plan: bm25.Plan, filters: Filters, doc: bool, want: int = CANDIDATES
     ) -> tuple[list[dict[str, Any]], list[float], float]:
         """(matching candidate rows with their phrase instances as ``found``, the phrases'
         idf, the table's mean tokens per row)."""
@@ -78,7 +82,8 @@ class MilvusKeywordIndex(MilvusChunks):
             vector[bm25.term_id(term)] = max(weight, 1e-6)
         if not vector:
             return [], idf, 0.0
-        limit = min(CANDIDATES, sum(df.get(t, 0) for t in terms) + 16 * len(terms))
+        pool = max(POOL * want, MIN_POOL)
+        limit = min(CANDIDATES, pool, sum(df.get(t, 0) for t in terms) + 16 * len(terms))
         key = "file_id" if doc else "rowid"
         fields = [key, "kw", "ntok"] if doc else [key, "file_id", "gen", "kw", "ntok"]
         result = self.client.search(
@@ -105,7 +110,7 @@ class MilvusKeywordIndex(MilvusChunks):
     def _ranked(
         self, plan: bm25.Plan, filters: Filters, limit: int, weights: Sequence[float], doc: bool
     ) -> list[tuple[int, float]]:
-        rows, idf, avgdl = self._candidates(plan, filters, doc)
+        rows, idf, avgdl = self._candidates(plan, filters, doc, limit)
         key = "file_id" if doc else "rowid"
         scored = [
             (int(r[key]), bm25.score(r["found"], idf, weights, int(r["ntok"]), avgdl)) for r in rows
@@ -188,7 +193,20 @@ class MilvusKeywordIndex(MilvusChunks):
                 self._common = {}
             cached = self._common.get(key)
             if cached is None:
-                plan = bm25.plan(KeywordQuery((clause,)), "any")
-                rows = self._candidates(plan, Filters(), False)[0] if plan else []
-                cached = self._common[key] = len(rows) >= limit
+                cached = self._common[key] = self._matches_at_least(clause, limit)
             return cached
+
+    def _matches_at_least(self, clause: Clause, limit: int) -> bool:
+        """Whether ``limit`` chunks match the clause: from the term statistics when its
+        alternatives are single words, else by counting the matching candidates."""
+        plan = bm25.plan(KeywordQuery((clause,)), "any")
+        if plan is None:
+            return False
+        df, _, _ = self._term_counts(plan, False)
+        simple = all(len(ph.terms) == 1 and not ph.prefix for ph in plan.phrases)
+        counts = [df.get(ph.terms[0], 0) for ph in plan.phrases]
+        if simple and max(counts, default=0) >= limit:
+            return True
+        if simple and sum(counts) < limit:
+            return False
+        return len(self._candidates(plan, Filters(), False)[0]) >= limit

@@ -134,3 +134,10 @@ def _create(client: Any, collection: str, schema: Any, index: Any) -> None:
     client.create_collection(collection, schema=schema, consistency_level="Strong")
     client.create_index(collection, index, sync=False)
     client.load_collection(collection)
+
+
+def load(client: Any, collection: str) -> None:
+    """Load an existing collection for searching (an index opened again starts released)."""
+    state = str(client.get_load_state(collection).get("state", ""))
+    if not state.endswith("Loaded"):
+        client.load_collection(collection)

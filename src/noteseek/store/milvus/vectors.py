@@ -30,8 +30,17 @@ class MilvusVectors(MilvusCatalog):
         return dict(self._meta_json("vector_models", {}))
 
     def _collection(self, model: str) -> str | None:
+        """The model's vector collection, loaded for searching; None when it has none."""
         found = self._models().get(model)
-        return str(found["collection"]) if found else None
+        if not found:
+            return None
+        collection = str(found["collection"])
+        if collection not in self._loaded:
+            if not self.client.has_collection(collection):
+                return None
+            schema.load(self.client, collection)
+            self._loaded.add(collection)
+        return collection
 
     def put_vectors(self, model: str, items: Iterable[tuple[str, bytes]]) -> None:
         batch = [(str(key), bytes(blob)) for key, blob in items]
@@ -61,6 +70,7 @@ class MilvusVectors(MilvusCatalog):
             ]
             self._upsert(collection, rows)
         elif op[0] == "drop_collection":
+            self._loaded.discard(op[1])
             if self.client.has_collection(op[1]):
                 self.client.drop_collection(op[1])
         elif op[0] == "delete_vectors":
@@ -70,7 +80,7 @@ class MilvusVectors(MilvusCatalog):
             raise ValueError(op[0])
 
     def _existing_keys(self, collection: str | None, keys: Iterable[str]) -> set[str]:
-        if collection is None or not self.client.has_collection(collection):
+        if collection is None:
             return set()
         return {str(r["key"]) for r in self._query_in(collection, "key", keys, ["key"])}
 
@@ -121,7 +131,7 @@ class MilvusVectors(MilvusCatalog):
     def prune_vectors(self, model: str) -> int:
         with self.transaction():
             collection = self._collection(model)
-            if collection is None or not self.client.has_collection(collection):
+            if collection is None:
                 self._ops.append(("delete_vectors", collection or "", []))
                 return 0
             used = {str(r["embed_key"]) for r in self._chunk_keys()}
@@ -141,7 +151,7 @@ class MilvusVectors(MilvusCatalog):
         )
 
     def _vectors(self, collection: str | None, keys: Iterable[str]) -> dict[str, bytes]:
-        if collection is None or not self.client.has_collection(collection):
+        if collection is None:
             return {}
         return {
             str(r["key"]): np.asarray(r["vector"], dtype=np.float32).tobytes()
@@ -206,7 +216,7 @@ class MilvusVectorIndex:
     ) -> list[tuple[int, float]]:
         store = self._store
         collection = store._collection(self._model)
-        if k <= 0 or collection is None or not store.client.has_collection(collection):
+        if k <= 0 or collection is None:
             return []
         fields = ["rowid", "file_id", "gen", "embed_key"]
         if allowed is not None:
