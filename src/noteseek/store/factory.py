@@ -10,7 +10,7 @@ the embedded index never loads the client.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from noteseek.config import Settings
 from noteseek.store import folder as index_folder
@@ -44,14 +44,22 @@ def backend_for(settings: Settings) -> str | MilvusConfig:
     )
 
 
-def describe(backend: str | MilvusConfig) -> dict[str, str]:
-    """What ``status`` shows of a backend: its name and where it is (no secrets)."""
+def describe(backend: str | MilvusConfig, store: Store | None = None) -> dict[str, Any]:
+    """What ``status`` shows of a backend: its name and where it is (no secrets); with the
+    opened ``store`` of a Milvus backend, its server version and rows per collection."""
     if isinstance(backend, str):
         return {"backend": backend}
-    from noteseek.store.milvus import redact
+    from noteseek.store.milvus import MilvusStore, redact
 
     kind = "milvus-lite" if backend.lite else "milvus"
-    return {"backend": kind, "uri": redact(backend.uri), "collection": backend.prefix}
+    out: dict[str, Any] = {
+        "backend": kind,
+        "uri": redact(backend.uri),
+        "collection": backend.prefix,
+    }
+    if isinstance(store, MilvusStore):
+        out.update(store.details())
+    return out
 
 
 def _milvus(backend: str | MilvusConfig, readonly: bool) -> Store | None:

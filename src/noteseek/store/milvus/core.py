@@ -114,8 +114,16 @@ class MilvusCore:
             raise error
         return client
 
-    def server_version(self) -> str:
-        return str(self.client.get_server_version())
+    def details(self) -> dict[str, Any]:
+        """The server's version and the rows of each of the index's collections."""
+        with self._lock:
+            names = sorted(
+                c for c in self.client.list_collections() if c.startswith(self.prefix + "_")
+            )
+            for collection in names:
+                schema.load(self.client, collection)
+            sizes = {c: self._count(c) for c in names}
+            return {"server_version": str(self.client.get_server_version()), "collections": sizes}
 
     def close(self) -> None:
         with self._lock:
