@@ -78,6 +78,7 @@ class MilvusCore:
         self._writes = 0
         self._ops: list[Op] = []
         self._overlay: dict[str, str | None] = {}
+        self._read: dict[str, str | None] = {}
         self._loaded: set[str] = set()
         """Vector collections this handle has loaded for searching."""
         self._tables = {t: schema.name(self.prefix, t) for t in schema.TABLES}
@@ -190,10 +191,18 @@ class MilvusCore:
     # -- meta values --------------------------------------------------------------------------
 
     def _meta(self, key: str) -> str | None:
-        if self._depth and key in self._overlay:
-            return self._overlay[key]
+        """A meta value: inside a transaction, as this transaction left it (values read once
+        are kept until it ends, so a batch of file writes reads the roots once)."""
+        if self._depth:
+            if key in self._overlay:
+                return self._overlay[key]
+            if key in self._read:
+                return self._read[key]
         rows = self._query(schema.META, f"key == {lit(key)}", ["value"])
-        return str(rows[0]["value"]) if rows else None
+        value = str(rows[0]["value"]) if rows else None
+        if self._depth:
+            self._read[key] = value
+        return value
 
     def _meta_json(self, key: str, default: Any) -> Any:
         value = self._meta(key)
@@ -237,6 +246,8 @@ class MilvusCore:
                 raise
             finally:
                 self._depth -= 1
+                if not self._depth:
+                    self._read = {}
             if self._depth:
                 return
             ops, self._ops, self._overlay = self._ops, [], {}
