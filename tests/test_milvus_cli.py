@@ -65,3 +65,30 @@ def test_an_unusable_milvus_is_one_precise_error(tmp_path: Path, uri: str, words
         said = proc.stdout + proc.stderr
         assert words in said and "cannot be used" in said
         assert "Traceback" not in said and "secret-password" not in said
+
+
+def test_a_lite_file_held_by_another_process_is_named(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    uri = str(tmp_path / "held.db")
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            f"from pymilvus import MilvusClient; MilvusClient({uri!r}); "
+            "print('open', flush=True); import time; time.sleep(60)",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "open"
+        proc = run_cli(["search", "redis"], tmp_path, milvus_env(uri), code=3)
+        said = proc.stdout + proc.stderr
+        assert "another process may have this Milvus Lite file open" in said
+        assert "Traceback" not in said
+    finally:
+        holder.kill()
+        holder.wait(10)

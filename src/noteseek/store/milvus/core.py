@@ -19,6 +19,7 @@ One writer at a time is assumed (the indexer's writer role); several writers nee
 from __future__ import annotations
 
 import json
+import logging
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -95,6 +96,10 @@ class MilvusCore:
             raise unavailable(self.uri, reason_of(exc)) from exc
 
     def _connect(self) -> Any:
+        # Their log lines (a traceback when a Lite file is locked, a warning per scan) would
+        # reach the terminal; what went wrong leaves as one store error instead.
+        logging.getLogger("milvus_lite").setLevel(logging.CRITICAL)
+        logging.getLogger("pymilvus").setLevel(logging.ERROR)
         try:
             from pymilvus import MilvusClient
         except ImportError as exc:

@@ -43,6 +43,11 @@ def unavailable(uri: str, reason: str) -> MilvusUnavailable:
         hint = "check milvus.db_name (the database must exist)"
     elif "too old" in low:
         hint = "upgrade the Milvus server"
+    elif "open local milvus failed" in low and "not exist" not in low:
+        hint = (
+            "another process may have this Milvus Lite file open (Milvus Lite serves one "
+            "process at a time; several need a Milvus Server)"
+        )
     elif "no module named" in low:
         hint = "install the extra: pip install 'noteseek[milvus]'"
     else:
