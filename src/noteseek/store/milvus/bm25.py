@@ -10,9 +10,9 @@ them exactly as FTS5's ``bm25()`` does, so both backends rank alike:
 where ``f(p)`` is the weighted count of the phrase's instances in the row (each instance
 counts its column's weight), ``D`` the row's tokens over all columns, ``avgdl`` the mean over
 the table, and ``idf(p) = log((N - n(p) + 0.5) / (n(p) + 0.5))`` (at least 1e-6) with ``n(p)``
-the rows holding the phrase. ``n(p)`` comes from the term statistics kept in Milvus: exact for
-a one-term phrase, the rarest term's count for a longer one, the sum of the expansions' counts
-for a prefix.
+the rows holding the phrase. ``n(p)`` comes from the term statistics kept in Milvus for a
+one-term phrase; a longer phrase, a prefix or a phrase restricted to some fields is counted by
+matching the rows that hold its rarest term (or the prefix's expansions).
 """
 
 from __future__ import annotations
@@ -151,13 +151,19 @@ def evaluate(p: Plan, fields: Fields) -> list[list[int]] | None:
     return found
 
 
-def idfs(p: Plan, df: Mapping[str, int], prefixed: Mapping[str, int], rows: int) -> list[float]:
-    """Each phrase's idf from the term statistics (``prefixed``: a prefix's total count)."""
+def counted_by_statistics(phrase: Phrase) -> bool:
+    """Whether the term statistics give the rows holding ``phrase`` exactly: one whole
+    term, searched in every field. Others (phrases, prefixes, a field restriction) are
+    counted by matching the rows that hold their rarest term."""
+    return len(phrase.terms) == 1 and not phrase.prefix and len(phrase.columns) == len(FTS_FIELDS)
+
+
+def idfs(p: Plan, df: Mapping[str, int], counted: Mapping[int, int], rows: int) -> list[float]:
+    """Each phrase's idf: from the term statistics, or ``counted`` (phrase index -> rows
+    holding it) for the phrases the statistics do not answer."""
     out = []
-    for ph in p.phrases:
-        counts = [df.get(t, 0) for t in ph.terms[:-1]]
-        counts.append(prefixed.get(ph.terms[-1], 0) if ph.prefix else df.get(ph.terms[-1], 0))
-        hits = min(min(counts), rows)
+    for i, ph in enumerate(p.phrases):
+        hits = min(counted[i] if i in counted else df.get(ph.terms[0], 0), rows)
         idf = math.log((rows - hits + 0.5) / (hits + 0.5))
         out.append(idf if idf > 0 else 1e-6)
     return out

@@ -39,9 +39,8 @@ class MilvusKeywordIndex(MilvusChunks):
 
     def _term_counts(
         self, plan: bm25.Plan, doc: bool
-    ) -> tuple[dict[str, int], dict[str, int], dict[str, list[str]]]:
-        """(term -> rows holding it, prefix -> rows holding an expansion, prefix -> its
-        expansions) for every term of the plan."""
+    ) -> tuple[dict[str, int], dict[str, list[str]]]:
+        """(term -> rows holding it, prefix -> its expansions) for every term of the plan."""
         column = "ddf" if doc else "cdf"
         terms = {t for ph in plan.phrases for t in ph.terms}
         prefixes = {ph.terms[-1] for ph in plan.phrases if ph.prefix}
@@ -49,7 +48,6 @@ class MilvusKeywordIndex(MilvusChunks):
             str(r["term"]): int(r[column])
             for r in self._query_in(schema.TERMS, "term", terms, ["term", column])
         }
-        totals: dict[str, int] = {}
         expansions: dict[str, list[str]] = {}
         for prefix in prefixes:
             pattern = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
@@ -58,9 +56,8 @@ class MilvusKeywordIndex(MilvusChunks):
             )
             found.sort(key=lambda r: -int(r[column]))
             expansions[prefix] = [str(r["term"]) for r in found[:EXPANSIONS]]
-            totals[prefix] = sum(int(r[column]) for r in found)
             df.update({str(r["term"]): int(r[column]) for r in found[:EXPANSIONS]})
-        return df, totals, expansions
+        return df, expansions
 
     def _candidates(
         self, plan: bm25.Plan, filters: Filters, doc: bool, want: int = CANDIDATES
@@ -70,8 +67,8 @@ class MilvusKeywordIndex(MilvusChunks):
         stats = self._stats()
         rows_total = stats["docs" if doc else "chunks"]
         tokens = stats["dtokens" if doc else "ctokens"]
-        df, totals, expansions = self._term_counts(plan, doc)
-        idf = bm25.idfs(plan, df, totals, rows_total)
+        df, expansions = self._term_counts(plan, doc)
+        idf = bm25.idfs(plan, df, self._phrase_counts(plan, df, expansions, doc), rows_total)
         terms, prefixes = bm25.query_terms(plan)
         for prefix in prefixes:
             terms.update(expansions.get(prefix, []))
@@ -84,21 +81,7 @@ class MilvusKeywordIndex(MilvusChunks):
             return [], idf, 0.0
         pool = max(POOL * want, MIN_POOL)
         limit = min(CANDIDATES, pool, sum(df.get(t, 0) for t in terms) + 16 * len(terms))
-        key = "file_id" if doc else "rowid"
-        fields = [key, "kw", "ntok"] if doc else [key, "file_id", "gen", "kw", "ntok"]
-        result = self.client.search(
-            self._tables[schema.FILES if doc else schema.CHUNKS],
-            data=[vector],
-            anns_field="sp",
-            limit=limit,
-            filter=self._filter_expr(filters),
-            output_fields=fields,
-            search_params={"metric_type": "IP"},
-            consistency_level="Strong",
-        )
-        found = [dict(hit["entity"]) for hit in result[0]] if result else []
-        if not doc:
-            found = self._visible(found)
+        found = self._sparse(vector, limit, self._filter_expr(filters), doc)
         matched = []
         for row in found:
             hits_in_row = bm25.evaluate(plan, bm25.tokenize(row["kw"]))
@@ -106,6 +89,54 @@ class MilvusKeywordIndex(MilvusChunks):
                 row["found"] = hits_in_row
                 matched.append(row)
         return matched, idf, (tokens / rows_total if rows_total else 0.0)
+
+    def _sparse(
+        self, vector: dict[int, float], limit: int, expr: str, doc: bool
+    ) -> list[dict[str, Any]]:
+        """The visible rows best for ``vector`` (at most ``limit``), with their fields."""
+        key = "file_id" if doc else "rowid"
+        fields = [key, "kw", "ntok"] if doc else [key, "file_id", "gen", "kw", "ntok"]
+        result = self.client.search(
+            self._tables[schema.FILES if doc else schema.CHUNKS],
+            data=[vector],
+            anns_field="sp",
+            limit=max(1, limit),
+            filter=expr,
+            output_fields=fields,
+            search_params={"metric_type": "IP"},
+            consistency_level="Strong",
+        )
+        found = [dict(hit["entity"]) for hit in result[0]] if result else []
+        return found if doc else self._visible(found)
+
+    def _phrase_counts(
+        self,
+        plan: bm25.Plan,
+        df: dict[str, int],
+        expansions: dict[str, list[str]],
+        doc: bool,
+    ) -> dict[int, int]:
+        """Rows holding each phrase the term statistics do not count (phrase index -> rows):
+        the rows holding its rarest term (or its prefix's expansions), matched."""
+        out: dict[int, int] = {}
+        for i, phrase in enumerate(plan.phrases):
+            if bm25.counted_by_statistics(phrase):
+                continue
+            head = list(phrase.terms[:-1] if phrase.prefix else phrase.terms)
+            rarest = min(head, key=lambda t: df.get(t, 0)) if head else None
+            if rarest is not None:
+                terms, most = [rarest], df.get(rarest, 0)
+            else:
+                terms = expansions.get(phrase.terms[-1], [])
+                most = sum(df.get(t, 0) for t in terms)
+            if not terms or most == 0:
+                out[i] = 0
+                continue
+            vector = {bm25.term_id(t): 1.0 for t in terms}
+            rows = self._sparse(vector, min(CANDIDATES, most + 16), "", doc)
+            alone = bm25.Plan((phrase,), ((0,),), (), ())
+            out[i] = sum(1 for r in rows if bm25.evaluate(alone, bm25.tokenize(r["kw"])))
+        return out
 
     def _ranked(
         self, plan: bm25.Plan, filters: Filters, limit: int, weights: Sequence[float], doc: bool
@@ -156,8 +187,8 @@ class MilvusKeywordIndex(MilvusChunks):
         if plan is None or not rowids:
             return {}
         stats = self._stats()
-        df, totals, _ = self._term_counts(plan, False)
-        idf = bm25.idfs(plan, df, totals, stats["chunks"])
+        df, expansions = self._term_counts(plan, False)
+        idf = bm25.idfs(plan, df, self._phrase_counts(plan, df, expansions, False), stats["chunks"])
         avgdl = stats["ctokens"] / stats["chunks"] if stats["chunks"] else 0.0
         out: dict[int, list[float]] = {}
         for row in self._rows_matching(plan, rowids):
@@ -202,7 +233,7 @@ class MilvusKeywordIndex(MilvusChunks):
         plan = bm25.plan(KeywordQuery((clause,)), "any")
         if plan is None:
             return False
-        df, _, _ = self._term_counts(plan, False)
+        df, _ = self._term_counts(plan, False)
         simple = all(len(ph.terms) == 1 and not ph.prefix for ph in plan.phrases)
         counts = [df.get(ph.terms[0], 0) for ph in plan.phrases]
         if simple and max(counts, default=0) >= limit:
