@@ -118,11 +118,15 @@ def instances(
     (each field's term counts) answer a one-term phrase without a scan."""
     counts = [0] * len(fields)
     n = len(phrase.terms)
-    if counters is not None and n == 1 and not phrase.prefix:
-        for c in phrase.columns:
-            if c < len(counters):
-                counts[c] = counters[c].get(phrase.terms[0], 0)
-        return counts
+    if counters is not None:
+        if n == 1 and not phrase.prefix:
+            for c in phrase.columns:
+                if c < len(counters):
+                    counts[c] = counters[c].get(phrase.terms[0], 0)
+            return counts
+        whole = phrase.terms if not phrase.prefix else phrase.terms[:-1]
+        if not all(any(t in counters[c] for c in phrase.columns) for t in whole):
+            return counts  # a term of the phrase is in none of its fields
     head, last = phrase.terms[:-1], phrase.terms[-1]
     for c in phrase.columns:
         if c >= len(fields):

@@ -23,10 +23,10 @@ from noteseek.types import Clause, Filters, KeywordQuery
 
 CANDIDATES = 16_384
 """Milvus's largest ``limit``: rows a search retrieves at most."""
-POOL = 20
+POOL = 10
 """Candidates per result asked for (at least :data:`MIN_POOL`): the sparse search orders rows
 by BM25 with the default field weights, so the exact scores of that many decide the top."""
-MIN_POOL = 1_000
+MIN_POOL = 300
 EXPANSIONS = 1_000
 """Terms a prefix expands to at most (the most frequent)."""
 
