@@ -14,7 +14,7 @@ import pytest
 from noteseek.eval.parity import keyword_parity
 from tests.conftest import shared
 
-QUERIES = 40
+QUERIES = 50
 
 
 @pytest.mark.parametrize("dataset", ["scifact-dev", "hugo-docs-kis"])
