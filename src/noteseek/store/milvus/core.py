@@ -34,6 +34,8 @@ from noteseek.store.milvus.errors import milvus_errors, reason_of, unavailable, 
 IN_BATCH = 1000
 """Values per ``in [...]`` list."""
 SCAN_BATCH = 4000
+QUERY_MAX = 16_384
+"""The most rows one Milvus query returns."""
 STATS = ("chunks", "ctokens", "docs", "dtokens")
 """The keyword statistics: chunk rows and their tokens, file rows and their tokens."""
 
@@ -176,7 +178,9 @@ class MilvusCore:
         for start in range(0, len(unique), IN_BATCH):
             part = unique[start : start + IN_BATCH]
             expr = f"{field} in {in_list(part)}" + (f" and ({extra})" if extra else "")
-            out.extend(self._query(table, expr, fields, limit=len(part) * 64 if extra else 0))
+            found = self._query(table, expr, fields, limit=QUERY_MAX)
+            # A server answers at most QUERY_MAX rows a query: more are read in batches.
+            out.extend(self._scan(table, expr, fields) if len(found) >= QUERY_MAX else found)
         return out
 
     def _count(self, table: str, expr: str = "") -> int:
