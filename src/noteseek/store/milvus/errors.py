@@ -8,13 +8,11 @@ shows as "unavailable", never as a traceback).
 
 from __future__ import annotations
 
-import functools
-import inspect
 import re
-from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 from noteseek.store.base import StoreError
+from noteseek.store.boundary import wrap_public_methods
 
 C = TypeVar("C", bound=type)
 
@@ -85,35 +83,11 @@ def milvus_errors() -> tuple[type[BaseException], ...]:
 def translate_errors(cls: C) -> C:
     """Wrap every public method of ``cls`` so Milvus's errors leave it as
     :class:`MilvusUnavailable` (the instance's ``uri`` names where)."""
-    for name in dir(cls):
-        if name.startswith("_"):
-            continue
-        attr = inspect.getattr_static(cls, name)
-        if inspect.isfunction(attr):
-            setattr(cls, name, _wrapped(attr))
-    return cls
+    return wrap_public_methods(cls, milvus_errors, _unavailable)
 
 
-def _wrapped(method: Callable[..., Any]) -> Callable[..., Any]:
-    if inspect.isgeneratorfunction(method):
-
-        @functools.wraps(method)
-        def generator(self: Any, *args: Any, **kwargs: Any) -> Iterator[Any]:
-            try:
-                yield from method(self, *args, **kwargs)
-            except milvus_errors() as exc:
-                raise unavailable(self.uri, reason_of(exc)) from exc
-
-        return generator
-
-    @functools.wraps(method)
-    def call(self: Any, *args: Any, **kwargs: Any) -> Any:
-        try:
-            return method(self, *args, **kwargs)
-        except milvus_errors() as exc:
-            raise unavailable(self.uri, reason_of(exc)) from exc
-
-    return call
+def _unavailable(store: Any, exc: BaseException) -> None:
+    raise unavailable(store.uri, reason_of(exc)) from exc
 
 
 def reason_of(exc: BaseException) -> str:
