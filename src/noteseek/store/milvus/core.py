@@ -82,6 +82,7 @@ class MilvusCore:
         self._ops: list[Op] = []
         self._overlay: dict[str, str | None] = {}
         self._read: dict[str, str | None] = {}
+        self._owner = 0
         self._loaded: set[str] = set()
         """Vector collections this handle has loaded for searching."""
         self._tables = {t: schema.name(self.prefix, t) for t in schema.TABLES}
@@ -202,14 +203,15 @@ class MilvusCore:
     def _meta(self, key: str) -> str | None:
         """A meta value: inside a transaction, as this transaction left it (values read once
         are kept until it ends, so a batch of file writes reads the roots once)."""
-        if self._depth:
+        mine = self._depth > 0 and self._owner == threading.get_ident()
+        if mine:
             if key in self._overlay:
                 return self._overlay[key]
             if key in self._read:
                 return self._read[key]
         rows = self._query(schema.META, f"key == {lit(key)}", ["value"])
         value = str(rows[0]["value"]) if rows else None
-        if self._depth:
+        if mine:
             self._read[key] = value
         return value
 
@@ -245,6 +247,7 @@ class MilvusCore:
         """A write transaction (nested calls are savepoints over the buffered writes)."""
         with self._lock:
             mark, overlay = len(self._ops), dict(self._overlay)
+            self._owner = threading.get_ident()  # other threads read only what is committed
             self._depth += 1
             try:
                 yield
