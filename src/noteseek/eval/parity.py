@@ -3,6 +3,7 @@ keyword queries, compared by top-10 document overlap and nDCG@10."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +23,8 @@ class Parity:
     """Mean share of the first backend's top-10 documents that the second also returns."""
     worst_overlap: float
     index_seconds: dict[str, float]
+    query_seconds: dict[str, float]
+    """Mean seconds per keyword query, by backend."""
 
     @property
     def ndcg_difference(self) -> float:
@@ -37,6 +40,7 @@ class Parity:
             "top10_overlap": round(self.overlap, 4),
             "worst_overlap": round(self.worst_overlap, 2),
             "index_seconds": {k: round(v, 1) for k, v in self.index_seconds.items()},
+            "seconds_per_query": {k: round(v, 3) for k, v in self.query_seconds.items()},
         }
 
 
@@ -48,14 +52,17 @@ def keyword_parity(
     tops: dict[str, dict[str, list[str]]] = {}
     ndcg: dict[str, float] = {}
     seconds: dict[str, float] = {}
+    per_query: dict[str, float] = {}
     for name, flags in backends.items():
         dataset, engine = eval_engine(folder, work / name, flags={**KEYWORD_ONLY, **flags})
         try:
             seconds[name] = engine.index().seconds
             runs: dict[str, list[str]] = {}
+            started = time.perf_counter()
             for qid, text in list(dataset.queries.items())[:limit]:
                 hits = engine.search(text, top_k=10, snippets=False, mode="keyword").hits
                 runs[qid] = ranked_documents(hits, dataset)[:10]
+            per_query[name] = (time.perf_counter() - started) / max(1, len(runs))
         finally:
             engine.close()
         tops[name] = runs
@@ -70,4 +77,5 @@ def keyword_parity(
         sum(shares) / max(1, len(shares)),
         min(shares, default=1.0),
         seconds,
+        per_query,
     )
