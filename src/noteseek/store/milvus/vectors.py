@@ -18,9 +18,11 @@ import numpy.typing as npt
 from noteseek.store.base import VectorDType
 from noteseek.store.milvus import schema
 from noteseek.store.milvus.catalog import MilvusCatalog
-from noteseek.store.milvus.core import IN_BATCH, Op, in_list
+from noteseek.store.milvus.core import Op, in_list
 
 ANN_LIMIT = 16_384
+KEY_BATCH = 4_096
+"""Embedding keys per filter expression of a restricted search."""
 
 
 class MilvusVectors(MilvusCatalog):
@@ -226,24 +228,18 @@ class MilvusVectorIndex:
         keys = {str(r["embed_key"]) for r in chunks}
         if allowed is not None and not keys:
             return []
-        limit = min(ANN_LIMIT, len(keys) if allowed is not None else max(4 * k, 16))
         vector = np.asarray(query, dtype=np.float32).ravel().tolist()
-        result = store.client.search(
-            collection,
-            data=[vector],
-            anns_field="vector",
-            limit=limit,
-            filter=f"key in {in_list(sorted(keys))}"
-            if allowed is not None and len(keys) <= IN_BATCH * 16
-            else "",
-            output_fields=["key"],
-            search_params={"metric_type": "COSINE", "params": {"ef": max(64, limit)}},
-            consistency_level="Strong",
-        )
-        scores = {
-            str(hit["entity"]["key"]): float(hit["distance"])
-            for hit in (result[0] if result else [])
-        }
+        scores: dict[str, float] = {}
+        if allowed is None:
+            scores = self._nearest(collection, vector, max(4 * k, 16), "")
+        else:
+            # The allowed keys go into the search's filter, a batch at a time: each batch's
+            # best keys (as many as there are results wanted, or keys) are merged.
+            ordered = sorted(keys)
+            for start in range(0, len(ordered), KEY_BATCH):
+                part = ordered[start : start + KEY_BATCH]
+                expr = f"key in {in_list(part)}"
+                scores.update(self._nearest(collection, vector, min(len(part), ANN_LIMIT), expr))
         if allowed is None:
             chunks = store._visible(store._query_in("chunks", "embed_key", scores, fields))
         hits = [
@@ -253,6 +249,25 @@ class MilvusVectorIndex:
         ]
         hits.sort(key=lambda x: (-x[1], x[0]))
         return hits[:k]
+
+    def _nearest(
+        self, collection: str, vector: list[float], limit: int, expr: str
+    ) -> dict[str, float]:
+        """Embedding key -> cosine of the ``limit`` nearest vectors passing ``expr``."""
+        result = self._store.client.search(
+            collection,
+            data=[vector],
+            anns_field="vector",
+            limit=limit,
+            filter=expr,
+            output_fields=["key"],
+            search_params={"metric_type": "COSINE", "params": {"ef": max(64, limit)}},
+            consistency_level="Strong",
+        )
+        return {
+            str(hit["entity"]["key"]): float(hit["distance"])
+            for hit in (result[0] if result else [])
+        }
 
     def vectors_for(self, rowids: Sequence[int]) -> dict[int, npt.NDArray[np.float32]]:
         out: dict[int, npt.NDArray[np.float32]] = {}
