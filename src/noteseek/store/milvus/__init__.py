@@ -1,6 +1,6 @@
 """The scale-out store: the whole index in Milvus (Lite, Server or Zilliz Cloud by one URI).
 
-One module per role (``catalog``, ``chunks``, ``keyword``, ``vectors``) over one client
+One module per role (``catalog``, ``chunks``, ``keyword``, ``vectors``, ``graph``) over one client
 (``core``); ``schema`` declares the collections, ``rows`` converts rows, ``bm25`` is the
 keyword lane's arithmetic (FTS5's), ``filters`` turns filters into Milvus expressions and
 ``errors`` turns Milvus's errors into one store error naming the setting.
@@ -11,12 +11,13 @@ from __future__ import annotations
 
 from noteseek.store.milvus.core import MilvusConfig
 from noteseek.store.milvus.errors import MilvusUnavailable, redact, translate_errors
+from noteseek.store.milvus.graph import MilvusGraph
 from noteseek.store.milvus.keyword import MilvusKeywordIndex
 from noteseek.store.milvus.vectors import MilvusVectorIndex, MilvusVectors
 
 
 @translate_errors
-class MilvusStore(MilvusVectors, MilvusKeywordIndex):
+class MilvusStore(MilvusGraph, MilvusVectors, MilvusKeywordIndex):
     """A :class:`noteseek.store.base.Store` in Milvus collections (``schema.py``).
 
     Calls are serialised by a lock so the handle may be shared between threads; other

@@ -58,8 +58,14 @@ class MilvusChunks(MilvusCore):
                 page = []
         yield from (str(r["text"]) for r in self._visible(page))
 
-    def link_rows(self, max_per_document: int = 0) -> list[LinkRow]:
-        files = list(self._scan(schema.FILES, "nlinks > 0", ["file_id", "doc_id", "info"]))
+    def link_rows(
+        self, max_per_document: int = 0, file_ids: Sequence[int] | None = None
+    ) -> list[LinkRow]:
+        fields = ["file_id", "doc_id", "info"]
+        if file_ids is None:
+            files = list(self._scan(schema.FILES, "nlinks > 0", fields))
+        else:
+            files = self._query_in(schema.FILES, "file_id", file_ids, fields, "nlinks > 0")
         starts: dict[int, list[int]] = {}
         headings: dict[int, list[str]] = {}
         if files:

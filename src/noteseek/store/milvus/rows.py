@@ -101,6 +101,7 @@ def file_row(
         "content_hash": rec.content_hash,
         "indexed_at": float(indexed_at),
         "nlinks": len(links),
+        "aliases": json.dumps(rec.aliases, ensure_ascii=False),
     }
 
 

@@ -10,6 +10,11 @@ Everything an index holds is in these collections (``PREFIX`` is ``milvus.collec
   its analyzed keyword fields, and the sparse vector the keyword lane retrieves with.
 * ``PREFIX_terms``: document frequency of every indexed term, over chunks and over files.
 * ``PREFIX_problems``: one row per (root, path) with problems.
+* ``PREFIX_graph_edges``, ``PREFIX_graph_keys``, ``PREFIX_graph_nodes``,
+  ``PREFIX_graph_dirty``, ``PREFIX_communities``: the link graph kept with the index
+  (``graph.py``): a file's resolved edges (one row per linking file), the keys its links
+  looked up (one row per file and key), what the graph knew of each file, the files written
+  since, and the communities.
 * ``PREFIX_vec_<model hash>``: one collection per embedding model: vectors by embedding key,
   searched by a COSINE HNSW index.
 
@@ -29,7 +34,10 @@ ARRAY_MAX = 1_024
 PLACEHOLDER = [0.0, 1.0]
 
 META, FILES, CHUNKS, TERMS, PROBLEMS = "meta", "files", "chunks", "terms", "problems"
-TABLES = (META, FILES, CHUNKS, TERMS, PROBLEMS)
+GRAPH_EDGES, GRAPH_KEYS, GRAPH_NODES = "graph_edges", "graph_keys", "graph_nodes"
+GRAPH_DIRTY, COMMUNITIES = "graph_dirty", "communities"
+GRAPH_TABLES = (GRAPH_EDGES, GRAPH_KEYS, GRAPH_NODES, GRAPH_DIRTY, COMMUNITIES)
+TABLES = (META, FILES, CHUNKS, TERMS, PROBLEMS, *GRAPH_TABLES)
 
 
 def name(prefix: str, table: str) -> str:
@@ -71,6 +79,18 @@ def create(client: Any, prefix: str, table: str) -> None:
         schema.add_field("term", is_primary=True, **key)
         schema.add_field("cdf", DataType.INT64)
         schema.add_field("ddf", DataType.INT64)
+    elif table == GRAPH_KEYS:
+        schema.add_field("pk", DataType.VARCHAR, is_primary=True, max_length=KEY_MAX + 32)
+        schema.add_field("key", **key)
+        schema.add_field("file_id", DataType.INT64)
+    elif table in GRAPH_TABLES:
+        schema.add_field("file_id", DataType.INT64, is_primary=True)
+        if table == GRAPH_EDGES:
+            schema.add_field("edges", DataType.JSON)
+        elif table == GRAPH_NODES:
+            schema.add_field("names", **text)
+        elif table == COMMUNITIES:
+            schema.add_field("community", DataType.INT64)
     else:
         if table == CHUNKS:
             schema.add_field("rowid", DataType.INT64, is_primary=True)
@@ -105,7 +125,8 @@ def create(client: Any, prefix: str, table: str) -> None:
             schema.add_field("content_hash", **key)
             schema.add_field("indexed_at", DataType.DOUBLE)
             schema.add_field("nlinks", DataType.INT64)
-    if table in (META, PROBLEMS, TERMS):
+            schema.add_field("aliases", **text)
+    if table not in (FILES, CHUNKS):
         schema.add_field("_v", DataType.FLOAT_VECTOR, dim=len(PLACEHOLDER))
         index.add_index("_v", index_type="FLAT", metric_type="L2")
     _create(client, name(prefix, table), schema, index)
