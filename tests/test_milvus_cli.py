@@ -36,6 +36,11 @@ def test_index_search_get_and_status_with_milvus_lite(tmp_path: Path) -> None:
     assert store["server_version"].startswith("milvus_lite")
     assert store["collections"]["noteseek_files"] == 36
     assert store["collections"]["noteseek_chunks"] == status["chunks"] > 36
+    # The index runs kept the link graph in Milvus: every write taken in, edges and nodes.
+    assert store["collections"]["noteseek_graph_dirty"] == 0
+    assert store["collections"]["noteseek_graph_nodes"] == 36
+    assert store["collections"]["noteseek_graph_edges"] > 0
+    assert store["collections"]["noteseek_communities"] > 0
     text = run_cli(["status"], tmp_path, env).stdout
     assert "milvus-lite" in text and "noteseek_chunks" in text
 

@@ -12,6 +12,7 @@ import json
 import time
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -24,11 +25,32 @@ from noteseek.types import PreparedFile
 RUNS_KEPT = 20
 
 
+@dataclass
+class PendingChunks:
+    """The chunk ids of the files a transaction's buffered writes rewrote or deleted."""
+
+    done: int = 0
+    """How many buffered ops were read."""
+    by_chunk: dict[str, int] = field(default_factory=dict)
+    by_file: dict[int, list[str]] = field(default_factory=dict)
+    """Each written ([] deleted) file's chunk ids: its committed ones no longer count."""
+    cleared: bool = False
+    """Every committed file was deleted (``clear``)."""
+
+    def write(self, file_id: int, chunk_ids: list[str]) -> None:
+        for chunk_id in self.by_file.get(file_id, []):
+            if self.by_chunk.get(chunk_id) == file_id:
+                del self.by_chunk[chunk_id]
+        self.by_file[file_id] = chunk_ids
+        for chunk_id in chunk_ids:
+            self.by_chunk[chunk_id] = file_id
+
+
 class MilvusCatalog(MilvusCore):
     """:class:`noteseek.store.base.Catalog` over the ``meta``, ``files`` and ``problems``
     collections."""
 
-    _pending_ids: dict[str, int] | None = None
+    _pending_chunks: PendingChunks | None = None
 
     # -- manifest and meta --------------------------------------------------------------------
 
@@ -101,34 +123,44 @@ class MilvusCatalog(MilvusCore):
             for row in (file, *chunks):
                 rows.check(row)
             self._ops.append(("file", fid, file, chunks))
-            pending = self._pending()
-            for chunk_id in chunk_ids:
-                pending[chunk_id] = fid
             return fid
 
-    def _pending(self) -> dict[str, int]:
-        if self._pending_ids is None:
-            self._pending_ids = {}
-            for op in self._ops:
-                if op[0] == "file" and op[3]:
-                    for chunk in op[3]:
-                        self._pending_ids[chunk["chunk_id"]] = op[1]
-        return self._pending_ids
+    def _pending(self) -> PendingChunks:
+        """The chunk ids the buffered writes leave (read on from where it was last read)."""
+        if self._pending_chunks is None or self._pending_chunks.done > len(self._ops):
+            self._pending_chunks = PendingChunks()
+        pending = self._pending_chunks
+        for op in self._ops[pending.done :]:
+            if op[0] == "file":
+                pending.write(op[1], [c["chunk_id"] for c in op[3] or ()])
+            elif op[0] == "clear":
+                pending.by_chunk, pending.by_file, pending.cleared = {}, {}, True
+        pending.done = len(self._ops)
+        return pending
 
     def _rolled_back(self) -> None:
-        self._pending_ids = None
+        self._pending_chunks = None
+
+    def _commit(self, ops: list[Op]) -> None:
+        self._pending_chunks = None
+        super()._commit(ops)
 
     def _check_chunk_ids(self, chunk_ids: list[str], file_id: int | None) -> None:
-        """Chunk ids are unique over the index (as the SQLite schema's constraint)."""
+        """Chunk ids are unique over the index (as the SQLite schema's constraint): taken by
+        another file as the buffered writes leave it, or by a committed file they keep."""
         if len(set(chunk_ids)) != len(chunk_ids):
             raise WriteRejected("could not be stored: two chunks share one chunk id")
         pending = self._pending()
-        clash = [c for c in chunk_ids if pending.get(c, file_id) != file_id]
-        if not clash:
+        clash = [c for c in chunk_ids if pending.by_chunk.get(c, file_id) != file_id]
+        if not clash and not pending.cleared:
             stored = self._visible(
                 self._query_in(schema.CHUNKS, "chunk_id", chunk_ids, ["chunk_id", "file_id", "gen"])
             )
-            clash = [r["chunk_id"] for r in stored if int(r["file_id"]) != file_id]
+            clash = [
+                r["chunk_id"]
+                for r in stored
+                if int(r["file_id"]) != file_id and int(r["file_id"]) not in pending.by_file
+            ]
         if clash:
             raise WriteRejected(f"could not be stored: chunk id {clash[0]!r} is taken")
 
