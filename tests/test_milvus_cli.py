@@ -48,6 +48,13 @@ def test_index_search_get_and_status_with_milvus_lite(tmp_path: Path) -> None:
     sqlite = json.loads(run_cli(["status", "--json"], tmp_path).stdout)
     assert sqlite["store"] == {"backend": "sqlite"}
 
+    # The kept graph answers as SQLite's does (indexed now, in another index).
+    run_cli(["index", str(EXAMPLE_VAULT), "--json"], tmp_path)
+    for args in (["links", "notes/redis.md", "--json"], ["graph", "notes/redis.md", "--json"]):
+        kept = json.loads(run_cli(args, tmp_path, env).stdout)
+        assert kept == json.loads(run_cli(args, tmp_path).stdout)
+        assert kept.get("backlinks") or kept.get("edges")
+
 
 def refused_port() -> int:
     with socket.socket() as s:
