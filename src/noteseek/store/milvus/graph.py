@@ -35,6 +35,8 @@ GRAPH_OPS = frozenset({"graph_write", "graph_reset", "communities"})
 """The buffered ops of this role (the catalog applies the rest)."""
 EVERY_FILE = "file_id >= 0 or file_id < 0"
 HASHED = "#sha256:"
+SCAN_OVER = 4 * IN_BATCH
+"""Reading more files than this by id, scan them all instead."""
 
 
 def key_value(key: str) -> str:
@@ -136,7 +138,7 @@ class MilvusGraph(MilvusCatalog):
             out: dict[int, str] = {}
             if d is None or not d.nodes_wiped:
                 rows = self._query_in(schema.GRAPH_NODES, "file_id", file_ids, ["file_id", "names"])
-                out = {int(r["file_id"]): str(r["names"]) for r in rows}
+                out = {int(r["file_id"]): str(r["names"]["n"]) for r in rows}
             if d is not None:
                 wanted = set(file_ids)
                 for file_id, names in d.nodes.items():
@@ -184,7 +186,12 @@ class MilvusGraph(MilvusCatalog):
     def _doc_ids(self, file_ids: Iterable[int], d: GraphDelta | None) -> dict[int, str]:
         """The doc id of each of ``file_ids`` that is indexed (as ``d`` leaves it)."""
         ids = list(file_ids)
-        rows = self._query_in(schema.FILES, "file_id", ids, ["file_id", "doc_id"])
+        fields = ["file_id", "doc_id"]
+        if len(ids) > SCAN_OVER:  # most files link: one scan reads fewer batches
+            wanted = set(ids)
+            rows = [r for r in self._scan(schema.FILES, "", fields) if r["file_id"] in wanted]
+        else:
+            rows = self._query_in(schema.FILES, "file_id", ids, fields)
         out = {int(r["file_id"]): str(r["doc_id"]) for r in rows}
         if d is not None:
             out = {} if d.cleared else {f: v for f, v in out.items() if f not in d.deleted}
@@ -379,7 +386,7 @@ class MilvusGraph(MilvusCatalog):
         self._upsert(
             schema.GRAPH_NODES,
             [
-                {"file_id": f, "names": n, "_v": schema.PLACEHOLDER}
+                {"file_id": f, "names": {"n": n}, "_v": schema.PLACEHOLDER}
                 for f, n in sorted(d.nodes.items())
                 if n is not None
             ],

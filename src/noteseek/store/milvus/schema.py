@@ -88,7 +88,7 @@ def create(client: Any, prefix: str, table: str) -> None:
         if table == GRAPH_EDGES:
             schema.add_field("edges", DataType.JSON)
         elif table == GRAPH_NODES:
-            schema.add_field("names", **text)
+            schema.add_field("names", DataType.JSON)  # {"n": names}: no VARCHAR limit
         elif table == COMMUNITIES:
             schema.add_field("community", DataType.INT64)
     else:
