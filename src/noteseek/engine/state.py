@@ -52,12 +52,18 @@ from noteseek.sources.memory import MEMORY_KIND
 from noteseek.sources.registry import open_source
 from noteseek.store import folder as index_folder
 from noteseek.store.ann import in_background
-from noteseek.store.base import IndexCorrupt, Store, VectorIndex
+from noteseek.store.base import (
+    IndexCorrupt,
+    Store,
+    StoreError,
+    VectorIndex,
+)
 from noteseek.store.factory import (
-    INDEX_FILE,
     backend_for,
     damage,
+    describe,
     index_file,
+    index_present,
     open_reader,
     open_store,
     remove_index,
@@ -204,9 +210,18 @@ class IndexState:
         except IndexCorrupt:
             return index_folder.saved_roots(self.index_dir)
 
+    def store_info(self) -> dict[str, Any]:
+        """The backend and where it is, without secrets (and, for Milvus once open, its
+        server version and rows per collection)."""
+        try:
+            backend = backend_for(self.settings)
+            return describe(backend, None if isinstance(backend, str) else self.store)
+        except StoreError as exc:
+            return {**describe(backend_for(self.settings)), "error": str(exc)}
+
     @property
     def index_exists(self) -> bool:
-        return (self.index_dir / INDEX_FILE).exists()
+        return index_present(self.index_dir, backend_for(self.settings))
 
     def token(self) -> Hashable:
         """The store's change token; None while there is no index (nothing to derive from)."""
