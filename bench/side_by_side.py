@@ -16,7 +16,8 @@ Snowball stemming) and answer the same queries in one process, interleaved query
   ``noteseek search --top-k 100 --json`` does after start-up), and bm25s tokenise + retrieve
   of one query at k 10 and k 100 (numpy backend; no snippets, no JSON, ids only).
 - ``powershell``: the 14,145-file windows-powershell-docs archive unpacked to a temporary
-  folder; latency only, the queries are the files' titles and frontmatter descriptions.
+  folder; latency only, the queries are the files' titles and descriptions (see
+  :func:`powershell_queries`).
 
 ``--profile FILE`` writes a cProfile of noteseek's top-10 query loop (the last corpus) and
 prints its top entries by cumulative and by own time.
@@ -85,20 +86,40 @@ def beir_documents(path: Path) -> tuple[list[str], list[str]]:
 
 
 def powershell_queries(corpus: Path, n: int) -> list[str]:
-    """Titles and frontmatter descriptions of the files, shuffled (seed 7), de-duplicated."""
-    found: list[str] = []
+    """Half titles, half descriptions of the files, each half shuffled (seed 7), no repeats.
+
+    A file's description is its frontmatter ``description:`` when no other file shares it;
+    most files of this corpus carry the same boilerplate one, so theirs is the first sentence
+    of the page's SYNOPSIS section (the description its help system shows).
+    """
+    titles: list[str] = []
+    descriptions: list[str] = []
     for page in sorted(corpus.rglob("*.md")):
-        m = FRONTMATTER.match(page.read_text(encoding="utf-8", errors="replace"))
-        if not m:
-            continue
-        for key in ("title", "description"):
-            v = re.search(rf"^{key}:\s*(.+)$", m.group(1), re.M)
-            value = v.group(1).strip().strip("'\">|") if v else ""
-            if len(value) >= 3 and not value.startswith("{{"):
-                found.append(value)
-    unique = list(dict.fromkeys(found))
-    random.Random(7).shuffle(unique)
-    return unique[:n]
+        text = page.read_text(encoding="utf-8", errors="replace")
+        m = FRONTMATTER.match(text)
+        front = m.group(1) if m else ""
+        t = re.search(r"^title:\s*(.+)$", front, re.M)
+        if t:
+            titles.append(t.group(1).strip().strip("'\""))
+        d = re.search(r"^description:\s*(.+)$", front, re.M)
+        s = re.search(r"^## SYNOPSIS\s*\n+([^\n#].*?)(?:\n\n|\n#)", text, re.S | re.M)
+        synopsis = re.split(r"(?<=[.!?])\s", " ".join(s.group(1).split()))[0] if s else ""
+        descriptions.append(d.group(1).strip().strip("'\"") if d else "")
+        descriptions.append("\0" + synopsis)
+    counts: dict[str, int] = {}
+    for d in descriptions:
+        counts[d] = counts.get(d, 0) + 1
+    chosen: list[str] = []
+    for own, synopsis in zip(descriptions[::2], descriptions[1::2], strict=True):
+        pick = own if own and counts[own] == 1 else synopsis[1:]
+        if len(pick.split()) >= 2:
+            chosen.append(pick)
+    rng = random.Random(7)
+    halves = [list(dict.fromkeys(x for x in titles if len(x) >= 3)), list(dict.fromkeys(chosen))]
+    for half in halves:
+        rng.shuffle(half)
+    out = [q for pair in zip(*halves, strict=False) for q in pair]
+    return out[:n]
 
 
 def percentiles(ms: list[float]) -> tuple[float, float]:
