@@ -223,12 +223,8 @@ def test_expansions_never_overlap_and_continue_a_held_section(tmp_path: Path) ->
     assert all(h.text or h.expanded_in for h in hits)
 
 
-def test_grouped_results_still_fill_top_k_when_long_documents_hold_the_candidates(
-    tmp_path: Path,
-) -> None:
-    """Three long notes match in 30 sections each, ahead of ten short notes: the lanes'
-    first 50 sections hold only the long notes, so grouping alone would leave 3 results. The
-    lanes fetch more until ten documents are found."""
+def _long_and_short_notes(tmp_path: Path) -> Any:
+    """Three notes matching "zephyr" in 30 sections each, ten short notes matching once."""
     notes = tmp_path / "notes"
     for n in range(3):
         sections = "".join(f"## Part {i}\n\nzephyr zephyr zephyr gale {i}\n\n" for i in range(30))
@@ -238,6 +234,16 @@ def test_grouped_results_still_fill_top_k_when_long_documents_hold_the_candidate
         write(notes / f"short{n}.md", f"# Short {n}\n\nA zephyr once. {filler}\n")
     engine = engine_for(project(tmp_path, {"notes": notes}), **{"search.candidates": 50})
     engine.index()
+    return engine
+
+
+def test_grouped_results_still_fill_top_k_when_long_documents_hold_the_candidates(
+    tmp_path: Path,
+) -> None:
+    """Three long notes match in 30 sections each, ahead of ten short notes: the lanes'
+    first 50 sections hold only the long notes, so grouping alone would leave 3 results. The
+    lanes fetch more until ten documents are found."""
+    engine = _long_and_short_notes(tmp_path)
     hits = engine.search("zephyr", top_k=10, mode="keyword").hits
     paths = [h.path for h in hits]
     assert len(paths) == 10 and len(set(paths)) == 10, paths
@@ -254,15 +260,7 @@ def test_widened_search_builds_snippets_and_reads_rows_only_for_what_it_shows(
     from noteseek.search import pipeline
     from noteseek.search.rows import CandidateRows
 
-    notes = tmp_path / "notes"
-    for n in range(3):
-        sections = "".join(f"## Part {i}\n\nzephyr zephyr zephyr gale {i}\n\n" for i in range(30))
-        write(notes / f"long{n}.md", f"# Long {n}\n\n{sections}")
-    filler = " ".join(f"word{i}" for i in range(60))
-    for n in range(10):
-        write(notes / f"short{n}.md", f"# Short {n}\n\nA zephyr once. {filler}\n")
-    engine = engine_for(project(tmp_path, {"notes": notes}), **{"search.candidates": 50})
-    engine.index()
+    engine = _long_and_short_notes(tmp_path)
     snippets: list[str] = []
     asked: list[int] = []
     real_snippet, real_rows = pipeline.make_snippet, CandidateRows.get
