@@ -10,8 +10,8 @@ from noteseek.store.base import ChunkRow, Chunks
 class CandidateRows:
     """Chunk rows by rowid, fetched on first need and kept for the rest of the query.
 
-    When a stage that runs reads whole rows of every candidate (``full``: the re-ranker), one
-    lookup serves every stage and the hits. Otherwise the boosts need
+    When a stage that runs reads whole rows of every candidate (``full``: the re-ranker, the
+    diversity filter), one lookup serves every stage and the hits. Otherwise the boosts need
     only each candidate's file id or date, which are read alone (a fraction of the cost of
     whole rows with their text), and the hits fetch only their own rows. A rowid the store no
     longer has (deleted since the lanes ran) is remembered as missing.

@@ -64,9 +64,9 @@ def diversify(
     per_doc: dict[int, int] = {}
     first_of: dict[int, int] = {}  # file id -> the rowid of its best kept result
     step = max(k * 2, 50)
+    by_id = rows.get(f.rowid for f in fused)
     for start in range(0, len(fused), step):
         window = fused[start : start + step]
-        by_id = rows.get(f.rowid for f in window)  # rows are read only as far as needed
         present = [f.rowid for f in window if f.rowid in by_id]
         vecs = vectors.vectors_for(present) if semantic and vectors is not None else {}
         for item in window:
@@ -109,7 +109,7 @@ def diversify(
 
 class Diversify:
     name = "diversify"
-    full_rows = False  # reads whole rows window by window, only as far as it goes
+    full_rows = True
 
     def enabled(self, candidates: list[Fused], context: StageContext) -> bool:
         return _diversifying(context.settings)
