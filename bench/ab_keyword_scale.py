@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 
+from ab_latency import start
 from side_by_side import powershell_queries
 
 WORKER = r"""
@@ -55,21 +55,6 @@ for line in sys.stdin:
 """
 
 
-def start(src: str, index: Path) -> subprocess.Popen[str]:
-    env = {**os.environ, "PYTHONPATH": src}
-    proc = subprocess.Popen(
-        [sys.executable, "-c", WORKER, str(index)],
-        env=env,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert proc.stdout is not None
-    if proc.stdout.readline().strip() != "ready":
-        raise SystemExit(f"{src}: the worker did not start")
-    return proc
-
-
 def ask(proc: subprocess.Popen[str], text: str, k: int) -> tuple[float, list[str]]:
     assert proc.stdin is not None and proc.stdout is not None
     proc.stdin.write(json.dumps({"text": text, "k": k}) + "\n")
@@ -88,7 +73,10 @@ def main() -> int:
     ap.add_argument("--k", type=int, action="append", default=None, help="10 and/or 100")
     args = ap.parse_args()
     queries = powershell_queries(args.corpus, args.queries)
-    procs = {"A": start(args.a, args.index), "B": start(args.b, args.index)}
+    procs = {
+        "A": start(args.a, str(args.index), worker=WORKER),
+        "B": start(args.b, str(args.index), worker=WORKER),
+    }
     try:
         print(f"{len(queries)} queries, {np.mean([len(q.split()) for q in queries]):.1f} words")
         print("| top k | A p50 / p95 ms | B p50 / p95 ms | median B - A ms | same results |")
