@@ -97,3 +97,15 @@ def test_every_commands_help_shows_flags_as_flags() -> None:
         assert "Show this message and exit." in text, command
         assert "<bool>" not in text, command
         assert "[default: no-" not in text, (command, text)
+
+
+def test_progress_log_lines_state_rate_and_time_left(capsys: pytest.CaptureFixture[str]) -> None:
+    from noteseek.interfaces.cli.indexing import progress_bar, rate_note
+
+    assert rate_note((0.0, 0), 10.0, 300, 1200, "chunks") == ", 30.0 chunks/s, 0:30 left"
+    assert rate_note((0.0, 0), 0.1, 3, 1200, "chunks") == ""
+    with progress_bar(False, "embedding", "chunks") as update:
+        update(0, 100, "")
+        update(100, 100, "")
+    logged = capsys.readouterr().err
+    assert "embedding: 100/100 chunks" in logged

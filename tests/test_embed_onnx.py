@@ -80,3 +80,33 @@ def test_model_ids_are_known_without_loading() -> None:
     assert configured_model_id(EmbeddingSettings(model="minilm-l6")) == "all-MiniLM-L6-v2/int8"
     remote = EmbeddingSettings(provider="remote", model="nomic-embed-text")
     assert configured_model_id(remote) == "remote:nomic-embed-text"
+
+
+def test_token_budget_batches_hold_order_and_match_single_calls() -> None:
+    bge = OnnxEmbedder(MODELS["bge-small-en"], threads=1, token_budget=64)
+    texts = [("word " * n).strip() for n in (40, 3, 17, 1, 60, 8, 2, 25)]
+    lengths = np.array([n + 2 for n in (40, 3, 17, 1, 60, 8, 2, 25)])
+    batches = bge._batches(np.argsort(lengths, kind="stable"), lengths)
+    assert sorted(int(i) for b in batches for i in b) == list(range(len(texts)))
+    # Each batch fits the budget unless it is a single text longer than the budget.
+    assert all(len(b) == 1 or len(b) * lengths[b].max() <= 64 for b in batches)
+    assert len(batches) > 1 and max(len(b) for b in batches) > 1
+    together = bge.embed_documents(texts)
+    alone = np.vstack([bge.embed_documents([t])[0] for t in texts])
+    assert np.all(np.sum(alone * together, axis=1) > 0.99)
+
+
+def test_engines_of_one_process_share_one_model_instance(tmp_path: Path) -> None:
+    from tests.helpers import engine_for, project
+
+    (tmp_path / "notes").mkdir()
+    folder = project(tmp_path, {"notes": tmp_path / "notes"})
+    writer, reader = engine_for(folder, embeddings=True), engine_for(folder, embeddings=True)
+    shared = writer._state.embedder()
+    assert reader._state.embedder() is shared
+    reader.close()
+    assert shared.embed_query("still loaded").shape == (384,)
+    writer.close()
+    third = engine_for(folder, embeddings=True)
+    assert third._state.embedder() is not shared  # the last holder closed it; a new one loads
+    third.close()

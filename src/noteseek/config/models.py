@@ -29,7 +29,11 @@ class EmbeddingSettings(Section):
         default=0, ge=0, le=256, description="ONNX Runtime threads; 0 = one per core."
     )
     batch_size: int = Field(
-        default=16, ge=1, le=256, description="Texts per model call (bounds peak memory)."
+        default=0,
+        ge=0,
+        le=256,
+        description="Texts per model call (bounds peak memory); 0 = 4 for the local models "
+        "(fastest measured on 2 cores), 16 for a remote endpoint.",
     )
     max_tokens: int = Field(
         default=256, ge=16, le=512, description="Longer chunks are truncated to this."

@@ -109,7 +109,7 @@ def verify_checksum(path: Path, expected: str) -> None:
         )
 
 
-def onnx_session(path: Path, threads: int = 0) -> Any:
+def onnx_session(path: Path, threads: int = 0, *, arena: bool = False) -> Any:
     """An ONNX Runtime CPU session set up for noteseek (raises EmbeddingError if unusable)."""
     import onnxruntime as ort
 
@@ -120,7 +120,7 @@ def onnx_session(path: Path, threads: int = 0) -> Any:
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     # The arena keeps the largest batch's buffers for the life of the process (1.4 GB at
     # 32 x 256 tokens); without it memory follows the batch actually being run.
-    options.enable_cpu_mem_arena = False
+    options.enable_cpu_mem_arena = arena
     # Idle worker threads must not spin on the cores a query or the indexer needs.
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     try:
@@ -139,8 +139,10 @@ class OnnxEmbedder:
         spec: ModelSpec,
         *,
         threads: int = 0,
-        batch_size: int = 16,
+        batch_size: int = 4,
         max_tokens: int = 256,
+        token_budget: int = 0,
+        arena: bool = False,
         model_path: Path | None = None,
         tokenizer_path: Path | None = None,
     ) -> None:
@@ -149,6 +151,7 @@ class OnnxEmbedder:
         self.spec = spec
         self.batch_size = max(1, batch_size)
         self.max_tokens = max_tokens
+        self.token_budget = token_budget
         path = model_path or package_file(spec.package, spec.model_file)
         if spec.sha256:
             verify_checksum(path, spec.sha256)
@@ -159,7 +162,7 @@ class OnnxEmbedder:
         tokenizer.enable_truncation(max_length=max_tokens)
         tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
         self._tokenizer = tokenizer
-        self._session = onnx_session(path, threads)
+        self._session = onnx_session(path, threads, arena=arena)
         self._inputs = {i.name for i in self._session.get_inputs()}
         self._lock = threading.Lock()
 
@@ -191,17 +194,32 @@ class OnnxEmbedder:
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
         if not texts:
             return out
-        # Similar lengths in one batch: padding costs as much as real tokens.
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        for start in range(0, len(order), self.batch_size):
-            idx = order[start : start + self.batch_size]
-            out[idx] = self._run([texts[i] for i in idx])
-        return out
-
-    def _run(self, texts: Sequence[str]) -> Vectors:
+        # Tokenized once; similar lengths share a batch (padding costs as much as real tokens).
         encodings = self._tokenizer.encode_batch(list(texts))
         ids = np.array([e.ids for e in encodings], dtype=np.int64)
         mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        lengths = mask.sum(axis=1)
+        order = np.argsort(lengths, kind="stable")
+        for idx in self._batches(order, lengths):
+            width = int(lengths[idx].max())
+            out[idx] = self._run(ids[idx, :width], mask[idx, :width])
+        return out
+
+    def _batches(self, order: np.ndarray, lengths: np.ndarray) -> list[np.ndarray]:
+        """Runs of ``order`` (shortest first): ``batch_size`` texts, or with a token budget as
+        many as fit in ``token_budget`` padded tokens (more short texts, fewer long ones)."""
+        if self.token_budget <= 0:
+            return [order[s : s + self.batch_size] for s in range(0, len(order), self.batch_size)]
+        batches: list[np.ndarray] = []
+        start = 0
+        for end in range(1, len(order) + 1):
+            n = end - start
+            if end == len(order) or (n + 1) * int(lengths[order[end]]) > self.token_budget:
+                batches.append(order[start:end])
+                start = end
+        return batches
+
+    def _run(self, ids: np.ndarray, mask: np.ndarray) -> Vectors:
         feeds: dict[str, Any] = {"input_ids": ids, "attention_mask": mask}
         if "token_type_ids" in self._inputs:
             feeds["token_type_ids"] = np.zeros_like(ids)

@@ -37,7 +37,7 @@ from typing import Any
 from noteseek.analysis import Analyzer, get_analyzer
 from noteseek.config import ConfigError, LoadedConfig, RootConfig, memory_folder
 from noteseek.embed.base import Embedder
-from noteseek.embed.factory import configured_model_id, create_embedder
+from noteseek.embed.factory import acquire_embedder, configured_model_id, release_embedder
 from noteseek.engine import model_choice
 from noteseek.engine.derived import Derived
 from noteseek.graph.links import LinkGraph
@@ -258,15 +258,16 @@ class IndexState:
         return configured_model_id(self.settings.embedding)
 
     def embedder(self) -> Embedder:
-        """The configured embedder, loaded on first use (raises EmbeddingError)."""
+        """The configured embedder, loaded on first use and shared by every state of this
+        process with the same embedding settings (raises EmbeddingError)."""
         if self._embedder is None:
             self.model_id  # noqa: B018 (an existing index's model first: see model_choice)
-            self._embedder = create_embedder(self.settings.embedding)
+            self._embedder = acquire_embedder(self.settings.embedding)
         return self._embedder
 
     def close(self) -> None:
         if self._embedder is not None:
-            self._embedder.close()
+            release_embedder(self._embedder)
             self._embedder = None
         self._close_store()
 

@@ -17,7 +17,16 @@ from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    Task,
+    TextColumn,
+    TimeRemainingColumn,
+)
+from rich.text import Text
 
 from noteseek.config import PROJECT_FILE, init_template
 from noteseek.engine.named import check_name, register
@@ -146,6 +155,7 @@ def progress_bar(quiet: bool, label: str = "indexing", unit: str = "files") -> I
             TextColumn(f"[bold]{label}"),
             BarColumn(),
             MofNCompleteColumn(),
+            RateColumn(unit),
             TimeRemainingColumn(),
             TextColumn("{task.fields[path]}", style="dim"),
             console=err,
@@ -160,14 +170,41 @@ def progress_bar(quiet: bool, label: str = "indexing", unit: str = "files") -> I
             yield update
         return
     last = [0.0]
+    began: list[tuple[float, int]] = []
 
     def log(done: int, total: int, path: str) -> None:
         now = time.monotonic()
+        if not began:
+            began.append((now, done))
         if done == total or now - last[0] >= 2.0:
             last[0] = now
-            err.print(f"{label}: {done}/{total} {unit}")
+            err.print(
+                f"{label}: {done}/{total} {unit}{rate_note(began[0], now, done, total, unit)}"
+            )
 
     yield log
+
+
+class RateColumn(ProgressColumn):
+    """The measured rate, e.g. ``31.2 chunks/s`` (blank until rich has timed some steps)."""
+
+    def __init__(self, unit: str) -> None:
+        super().__init__()
+        self.unit = unit
+
+    def render(self, task: Task) -> Text:
+        speed = task.speed
+        return Text("" if speed is None else f"{speed:.1f} {self.unit}/s", style="cyan")
+
+
+def rate_note(began: tuple[float, int], now: float, done: int, total: int, unit: str) -> str:
+    """``, 31.2 chunks/s, 5:12 left`` once some work is timed, else ``""``."""
+    start, first = began
+    if now - start < 0.5 or done <= first:
+        return ""
+    rate = (done - first) / (now - start)
+    left = int((total - done) / rate)
+    return f", {rate:.1f} {unit}/s, {left // 60}:{left % 60:02d} left"
 
 
 def _print_report(data: dict[str, Any], as_json: bool) -> None:
