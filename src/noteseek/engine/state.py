@@ -41,6 +41,7 @@ from noteseek.embed.factory import configured_model_id, create_embedder
 from noteseek.engine.derived import Derived
 from noteseek.graph.links import LinkGraph
 from noteseek.graph.sync import build_link_graph, load_graph
+from noteseek.indexing.lock import holds_writer
 from noteseek.priority import yield_cpu
 from noteseek.search import recency
 from noteseek.search.concepts import ConceptVocabulary
@@ -415,7 +416,11 @@ class IndexState:
     def _open_vector_index(self) -> VectorIndex:
         v = self.settings.vectors
         return self.store.vector_index(
-            self.model_id, self.embedder().dimension, dtype=v.dtype, hnsw_threshold=v.hnsw_threshold
+            self.model_id,
+            self.embedder().dimension,
+            dtype=v.dtype,
+            hnsw_threshold=v.hnsw_threshold,
+            may_save=lambda: holds_writer(self.index_dir),
         )
 
     def _count_apart(self) -> tuple[int, int]:

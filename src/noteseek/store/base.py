@@ -19,7 +19,7 @@ suite (``tests/store_conformance/``) runs every method of every role against eac
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
@@ -408,11 +408,13 @@ class VectorStore(Protocol):
         *,
         dtype: VectorDType = "float32",
         hnsw_threshold: int = 0,
+        may_save: Callable[[], bool] | None = None,
     ) -> VectorIndex:
         """A new searchable index over ``model``'s vectors (the caller keeps and closes it).
 
         ``dtype`` and ``hnsw_threshold`` tune an in-process index; a backend with its own ANN
-        index may ignore them.
+        index may ignore them. ``may_save`` says whether this process may save the index in
+        the index folder now (it holds the writer role); without it, a saved one is only read.
         """
         ...
 
