@@ -207,3 +207,12 @@ def test_a_state_for_another_model_dimension_or_dtype_is_not_loaded(
     assert load(dim=DIM + 1) is None and load(dtype=np.float16) is None
     assert load(model="other") is None
     assert ann_saved.load(folder, MODEL, DIM, np.float32, idents[1:], want_graph=True) is None
+
+
+def test_settle_saves_at_once_for_the_writer_only(notes_engine: Engine) -> None:
+    fill_vectors(notes_engine)
+    index_for(notes_engine, writer=False).settle(60)
+    assert saved_files(notes_engine) == []
+    index_for(notes_engine, writer=True).settle(60)  # no quiet period: the end of a run
+    assert len(saved_files(notes_engine)) == 4
+    assert fresh_process(notes_engine.index_dir)["saved"] is True

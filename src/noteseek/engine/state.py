@@ -350,6 +350,17 @@ class IndexState:
         """The vectors of the configured model (loads the embedder for its dimension)."""
         return self._vectors.get()
 
+    def settle_vectors(self) -> None:
+        """After an index run, as the writer: build the HNSW graph and save it in the index
+        folder (store/ann_saved.py), so the next process maps it instead of building it. Only
+        when the index has enough vectors for a graph; nothing otherwise."""
+        threshold = self.settings.vectors.hnsw_threshold
+        if not threshold or not self.wants_vectors():
+            return
+        if self.store.vector_models().get(self.model_id, 0) < threshold:
+            return
+        self.vector_index().settle()
+
     def embedding_progress(self, *, allow_stale: bool = False) -> tuple[int, int]:
         """(chunks with a vector of the configured model, all chunks); cached per index change.
 

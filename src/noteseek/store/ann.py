@@ -371,22 +371,27 @@ class InMemoryVectorIndex:
         self._saver = threading.Thread(target=self._save, args=args, daemon=True)
         self._saver.start()
 
-    def _save(
-        self,
-        ids: npt.NDArray[np.int64],
-        idents: npt.NDArray[np.int64],
-        matrix: npt.NDArray[Any],
-        graph: Any,
-    ) -> None:
-        yield_cpu()
+    def _save(self, ids: npt.NDArray[np.int64], idents: npt.NDArray[np.int64], *rest: Any) -> None:
+        yield_cpu()  # ``rest``: the matrix and the graph
         try:
             if self._folder is not None:
-                ann_saved.save(self._folder, self.model, self.dimension, ids, idents, matrix, graph)
+                ann_saved.save(self._folder, self.model, self.dimension, ids, idents, *rest)
         except OSError as exc:  # a full disk: the next process builds the graph again
             self.hnsw_error = f"saving the graph: {exc}"
         finally:
             with self._lock:
                 self._saver = None
+
+    def settle(self, timeout: float | None = None) -> None:
+        """Catch up, wait for the graph, save now if this process may (end of an index run)."""
+        self.sync()
+        self.wait_for_refresh(timeout)
+        self.sync()
+        self.wait_for_hnsw(timeout)
+        with self._lock:
+            self._last_change = float("-inf")
+            self._maybe_save()
+        self.wait_for_save(timeout)
 
     def wait_for_save(self, timeout: float | None = None) -> None:
         """Wait for a save running in the background (tests, benchmarks)."""

@@ -331,7 +331,7 @@ class VectorIndex(Protocol):
     """Nearest-neighbour search over one model's vectors in one store.
 
     What the search needs from it and nothing more, so a backend with its own ANN index (a
-    server that filters inside retrieval) plugs in by implementing these five members.
+    server that filters inside retrieval) plugs in by implementing these six members.
     """
 
     @property
@@ -355,6 +355,11 @@ class VectorIndex(Protocol):
 
     def vectors_for(self, rowids: Sequence[int]) -> dict[int, npt.NDArray[np.float32]]:
         """The unit vectors of the given chunks that have one (MMR, semantic duplicates)."""
+        ...
+
+    def settle(self, timeout: float | None = None) -> None:
+        """Catch up with the store and finish background work (a graph being built, saving
+        it for other processes); at once for a backend that has none."""
         ...
 
     def close(self) -> None:
