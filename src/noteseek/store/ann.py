@@ -125,6 +125,7 @@ class InMemoryVectorIndex:
         self._last_change = float("-inf")
         self._saver: threading.Thread | None = None
         self.loaded_saved = False
+        self.save_error: str | None = None
         """Whether the first load mapped a saved state instead of reading every vector."""
 
     @property
@@ -238,7 +239,7 @@ class InMemoryVectorIndex:
         self._next_sync = finished + self._cost * REFRESH_COST_FACTOR
 
     def _load_all(self) -> None:
-        if self._folder is not None:
+        if self._folder is not None and ann_saved.sidecar_path(self._folder, self.model).exists():
             keys = self.store.vector_chunk_keys(self.model)
             idents = _idents(keys)
             saved = ann_saved.load(
@@ -377,7 +378,7 @@ class InMemoryVectorIndex:
             if self._folder is not None:
                 ann_saved.save(self._folder, self.model, self.dimension, ids, idents, *rest)
         except OSError as exc:  # a full disk: the next process builds the graph again
-            self.hnsw_error = f"saving the graph: {exc}"
+            self.save_error = f"{type(exc).__name__}: {exc}"
         finally:
             with self._lock:
                 self._saver = None
