@@ -38,10 +38,11 @@ for line in sys.stdin:
 """
 
 
-def start(src: str, folder: str, index: Path) -> subprocess.Popen[str]:
+def start(src: str, *args: str, worker: str = WORKER) -> subprocess.Popen[str]:
+    """A worker process running ``worker`` with the code of ``src``; returns once ready."""
     env = {**os.environ, "PYTHONPATH": src}
     proc = subprocess.Popen(
-        [sys.executable, "-c", WORKER, folder, str(index)],
+        [sys.executable, "-c", worker, *args],
         env=env,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
@@ -80,8 +81,8 @@ def main() -> int:
     print("|---|---|---|---|---|")
     for pair in pairs:
         name, _, folder = pair.partition("=")
-        a = start(args.a, folder, args.index_root / name)
-        b = start(args.b, folder, args.index_root / name)
+        a = start(args.a, folder, str(args.index_root / name))
+        b = start(args.b, folder, str(args.index_root / name))
         try:
             for mode in modes:
                 times: dict[str, list[float]] = {"a": [], "b": []}

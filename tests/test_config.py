@@ -234,6 +234,6 @@ def test_the_init_template_writes_no_secret() -> None:
         for name, field in leaves(model)
         if SecretStr in (field.annotation, *get_args(field.annotation))
     ]
-    assert secrets == [("serve", "token")]
+    assert secrets == [("serve", "token"), ("milvus", "token")]
     for table, name in secrets:
         assert written[table][name][1] == f'# {name} = "..."  # a secret: unset by default'

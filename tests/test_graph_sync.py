@@ -21,12 +21,26 @@ from noteseek.graph.sync import (
 )
 from noteseek.store.base import Store
 from noteseek.store.factory import open_store
+from noteseek.store.milvus import MilvusConfig
 from noteseek.types import Link, PreparedFile
 from tests.helpers import engine_for, project, write
 from tests.store_conformance.build import make_file
 
 NAMES = ["Alpha", "beta", "Gamma note", "delta", "index", "guide", "Zeta", "eta"]
 FOLDERS = ["", "a", "a/b", "c", "c/b"]
+
+
+BACKENDS = ["sqlite", "milvus-lite"]
+
+
+def open_backend(tmp_path: Path, backend: str) -> Store:
+    """A fresh index: SQLite in the test's folder, or Milvus Lite there."""
+    if backend == "sqlite":
+        store, _ = open_store(tmp_path / "index")
+    else:
+        config = MilvusConfig(uri=str(tmp_path / "milvus.db"), prefix="sync")
+        store, _ = open_store(tmp_path / "index", backend=config)
+    return store
 
 
 def edges(graph: object) -> list[tuple[object, ...]]:
@@ -125,12 +139,15 @@ class RandomVault:
             store.update_file_stat(file_id, rng.randint(1, 10**6), 5)
 
 
-@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize(
+    ("backend", "seed"),
+    [*(("sqlite", seed) for seed in range(12)), *(("milvus-lite", seed) for seed in range(3))],
+)
 def test_the_kept_graph_after_random_edits_equals_one_built_from_scratch(
-    tmp_path: Path, seed: int
+    tmp_path: Path, backend: str, seed: int
 ) -> None:
     rng = random.Random(seed)
-    store, _ = open_store(tmp_path / "index")
+    store = open_backend(tmp_path, backend)
     try:
         vault = RandomVault(store, rng)
         cap = 0
@@ -157,10 +174,11 @@ def test_the_kept_graph_after_random_edits_equals_one_built_from_scratch(
         store.close()
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_a_new_note_takes_in_the_links_that_waited_for_it_and_nothing_else(
-    tmp_path: Path,
+    tmp_path: Path, backend: str
 ) -> None:
-    store, _ = open_store(tmp_path / "index")
+    store = open_backend(tmp_path, backend)
     try:
         with store.transaction():
             store.ensure_root("n", "/n")
@@ -190,10 +208,13 @@ def test_a_new_note_takes_in_the_links_that_waited_for_it_and_nothing_else(
         store.close()
 
 
-def test_a_namespaced_page_takes_in_the_links_that_waited_for_it(tmp_path: Path) -> None:
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_namespaced_page_takes_in_the_links_that_waited_for_it(
+    tmp_path: Path, backend: str
+) -> None:
     """Logseq: [[Project/Plan]] names the page titled "Project/Plan" (file Project___Plan.md):
     when that page appears, the waiting link resolves to it without a full rebuild."""
-    store, _ = open_store(tmp_path / "index")
+    store = open_backend(tmp_path, backend)
     try:
         with store.transaction():
             store.ensure_root("n", "/n")
@@ -312,8 +333,11 @@ def test_an_index_from_before_the_graph_was_kept(tmp_path: Path) -> None:
         assert store.stored_communities() is not None and engine.communities() == groups
 
 
-def test_communities_wait_for_enough_change_when_they_are_expensive(tmp_path: Path) -> None:
-    store, _ = open_store(tmp_path / "index")
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_communities_wait_for_enough_change_when_they_are_expensive(
+    tmp_path: Path, backend: str
+) -> None:
+    store = open_backend(tmp_path, backend)
     try:
         with store.transaction():
             store.ensure_root("n", "/n")

@@ -112,3 +112,31 @@ def test_serve_keeps_a_keyword_only_index_keyword_only(tmp_path: Path) -> None:
         status = client.get("/status").json()
         assert status["status"] == "ready"
         assert status["embedding"]["embedded"] == 0
+
+
+@pytest.mark.embeddings
+def test_the_model_chosen_at_index_time_is_remembered(tmp_path: Path) -> None:
+    """`NOTESEEK_EMBEDDING__MODEL=minilm-l6 noteseek index` is a choice of the index: later
+    commands without it search its vectors instead of embedding everything again with the
+    default model; a model set explicitly still wins."""
+    cwd = _vault(tmp_path)
+    run_cli(["index"], cwd, {**ON, "NOTESEEK_EMBEDDING__MODEL": "minilm-l6"})
+    emb = _embedding(cwd, ON)
+    assert emb["model"] == "all-MiniLM-L6-v2/int8"
+    assert emb["embedded"] == emb["total"] == 2
+
+    # Not set: the index's model, with nothing pending and a plain index run embedding nothing.
+    run_cli(["index"], cwd, ON)
+    emb = _embedding(cwd, ON)
+    assert emb["model"] == "all-MiniLM-L6-v2/int8"
+    assert emb["embedded"] == emb["total"] == 2
+    found = json.loads(
+        run_cli(["search", "ground beans", "--mode", "semantic", "--json"], cwd, ON).stdout
+    )
+    assert found["results"][0]["path"] == "coffee.md"
+
+    # An explicit choice wins: the default model has no vectors here yet.
+    chosen = {**ON, "NOTESEEK_EMBEDDING__MODEL": "bge-small-en"}
+    status = json.loads(run_cli(["status", "--json"], cwd, chosen).stdout)
+    assert status["embedding"]["model"] == "bge-small-en-v1/int8"
+    assert status["embedding"]["embedded"] == 0

@@ -223,12 +223,8 @@ def test_expansions_never_overlap_and_continue_a_held_section(tmp_path: Path) ->
     assert all(h.text or h.expanded_in for h in hits)
 
 
-def test_grouped_results_still_fill_top_k_when_long_documents_hold_the_candidates(
-    tmp_path: Path,
-) -> None:
-    """Three long notes match in 30 sections each, ahead of ten short notes: the lanes'
-    first 50 sections hold only the long notes, so grouping alone would leave 3 results. The
-    lanes fetch more until ten documents are found."""
+def _long_and_short_notes(tmp_path: Path) -> Any:
+    """Three notes matching "zephyr" in 30 sections each, ten short notes matching once."""
     notes = tmp_path / "notes"
     for n in range(3):
         sections = "".join(f"## Part {i}\n\nzephyr zephyr zephyr gale {i}\n\n" for i in range(30))
@@ -238,8 +234,41 @@ def test_grouped_results_still_fill_top_k_when_long_documents_hold_the_candidate
         write(notes / f"short{n}.md", f"# Short {n}\n\nA zephyr once. {filler}\n")
     engine = engine_for(project(tmp_path, {"notes": notes}), **{"search.candidates": 50})
     engine.index()
+    return engine
+
+
+def test_grouped_results_still_fill_top_k_when_long_documents_hold_the_candidates(
+    tmp_path: Path,
+) -> None:
+    """Three long notes match in 30 sections each, ahead of ten short notes: the lanes'
+    first 50 sections hold only the long notes, so grouping alone would leave 3 results. The
+    lanes fetch more until ten documents are found."""
+    engine = _long_and_short_notes(tmp_path)
     hits = engine.search("zephyr", top_k=10, mode="keyword").hits
     paths = [h.path for h in hits]
     assert len(paths) == 10 and len(set(paths)) == 10, paths
     assert set(paths[:3]) == {"long0.md", "long1.md", "long2.md"}
     assert sum(p.startswith("short") for p in paths) == 7
+
+
+def test_widened_search_builds_snippets_only_for_the_results_it_returns(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same corpus widens once (first pass: 3 documents). The thrown-away pass builds no
+    snippets: ten results, ten snippets (before: one per result of each pass)."""
+    from noteseek.search import pipeline
+
+    engine = _long_and_short_notes(tmp_path)
+    snippets: list[str] = []
+    real_snippet = pipeline.make_snippet
+
+    def counting_snippet(text: str, *args: Any, **kwargs: Any) -> Any:
+        snippets.append(text)
+        return real_snippet(text, *args, **kwargs)
+
+    monkeypatch.setattr(pipeline, "make_snippet", counting_snippet)
+    response = engine.search("zephyr", top_k=10, mode="keyword")
+    paths = [h.path for h in response.hits]
+    assert len(set(paths)) == 10 and sum(p.startswith("short") for p in paths) == 7
+    assert response.lanes["keyword"] > 50  # the lanes were widened
+    assert len(snippets) == 10

@@ -16,13 +16,19 @@ import pytest
 
 from noteseek.store.base import Store
 from noteseek.store.factory import open_reader, open_store
+from noteseek.store.milvus import MilvusConfig
 
-BACKENDS = ["sqlite"]
+Backend = str | MilvusConfig
+
+BACKENDS = ["sqlite", "milvus-lite"]
 
 
 @pytest.fixture(params=BACKENDS)
-def backend(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Backend:
+    """``sqlite``, or a Milvus Lite index in the test's folder."""
+    if request.param == "sqlite":
+        return "sqlite"
+    return MilvusConfig(uri=str(tmp_path / "milvus.db"), prefix="conformance")
 
 
 @pytest.fixture
@@ -31,7 +37,7 @@ def index_dir(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def store(backend: str, index_dir: Path) -> Iterator[Store]:
+def store(backend: Backend, index_dir: Path) -> Iterator[Store]:
     opened: Store
     opened, notice = open_store(index_dir, backend=backend)
     assert notice is None
@@ -40,7 +46,7 @@ def store(backend: str, index_dir: Path) -> Iterator[Store]:
 
 
 @pytest.fixture
-def second_handle(backend: str, index_dir: Path, store: Store) -> Iterator[Callable[[], Store]]:
+def second_handle(backend: Backend, index_dir: Path, store: Store) -> Iterator[Callable[[], Store]]:
     """Opens more read-only handles on the store's index (all closed after the test)."""
     handles: list[Store] = []
 

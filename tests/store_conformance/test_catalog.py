@@ -258,3 +258,27 @@ def test_stats_count_roots_files_chunks_and_links(store: Store) -> None:
     ]
     assert (stats["files"], stats["chunks"], stats["links"]) == (4, 6, 2)
     assert stats["index_bytes"] > 0
+
+
+def test_a_chunk_id_freed_earlier_can_be_taken_again(store: Store) -> None:
+    """A chunk id belongs to the file that has it as the writes so far leave it: freed by a
+    rename, a rewrite or a deletion (in this transaction or a committed one), it is free."""
+    ids = fill(store)
+    beta, gamma = ids["notes/job/beta.md"], ids["notes/home/gamma.md"]
+    with store.transaction():
+        # Renamed twice, then a new file takes the old path and the path between.
+        store.write_file(make_file("notes", "job/moved.md", [("", "one")]), 2.0, beta)
+        store.write_file(make_file("notes", "job/last.md", [("", "two")]), 2.0, beta)
+        new = store.write_file(make_file("notes", "job/beta.md", [("", "three")]), 2.0, None)
+        store.write_file(make_file("notes", "job/moved.md", [("", "four")]), 2.0, None)
+        store.delete_file(gamma)  # and a deleted file's path is taken in the same batch
+        store.write_file(make_file("notes", "home/gamma.md", [("", "five")]), 2.0, None)
+    assert store.chunk_by_id("notes/job/beta.md#0").file_id == new  # type: ignore[union-attr]
+    assert store.chunk_by_id("notes/job/last.md#0").file_id == beta  # type: ignore[union-attr]
+    store.delete_file(new)
+    again = store.write_file(make_file("notes", "job/beta.md", [("", "six")]), 3.0, None)
+    assert store.chunk_by_id("notes/job/beta.md#0").file_id == again  # type: ignore[union-attr]
+    with store.transaction():
+        store.clear()
+        store.write_file(make_file("notes", "job/last.md", [("", "seven")]), 4.0, None)
+    assert [f.path for f in store.iter_files()] == ["job/last.md"]

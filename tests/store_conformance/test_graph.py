@@ -131,3 +131,33 @@ def test_named_files_are_what_resolution_reads(store: Store) -> None:
     )
     assert [f.root for f in store.named_files(exclude_kinds=["memory"])] == ["notes"] * 3
     assert store.named_files(exclude_kinds=["files", "memory"]) == []
+
+
+def test_the_writing_transaction_reads_the_graph_as_it_leaves_it(store: Store) -> None:
+    """A sync resets the graph and plans from it in one transaction: the writer reads its own
+    marks, edges, keys, nodes and communities before they are committed."""
+    ids = fill(store)
+    alpha, guide = ids["notes/job/alpha.md"], ids["docs/guide.md"]
+    edge = EdgeRow(guide, "notes/job/alpha.md", alpha, "links_to", 2)
+    store.write_graph({guide: [edge]}, {guide: ["alpha"]}, {guide: "g"}, list(ids.values()))
+    store.set_communities({alpha: 1, guide: 1})
+    with store.transaction():
+        store.reset_graph()
+        assert store.graph_dirty() == sorted(ids.values())
+        assert store.graph_edges() == [] and store.graph_sources(["alpha"]) == set()
+        assert store.graph_nodes([guide]) == {}
+        store.write_graph({guide: [edge]}, {guide: ["alpha"]}, {guide: "g2"}, [guide])
+        assert store.graph_edges() == [edge] and store.graph_sources(["alpha"]) == {guide}
+        assert store.graph_nodes([guide, alpha]) == {guide: "g2"}
+        assert guide not in store.graph_dirty()
+        (added,) = fill(store, [make_file("notes", "new.md", [("", "x")])]).values()
+        store.write_file(make_file("docs", "guide.md", [("", "y")]), 2.0, guide)
+        assert {guide, added} <= set(store.graph_dirty())  # written after it was taken in
+        store.delete_file(alpha)
+        assert store.stored_communities() == {guide: 1}
+        store.set_communities({alpha: 2, guide: 3, added: 3})
+        assert store.stored_communities() == {guide: 3, added: 3}
+    assert store.graph_edges() == [edge]  # the linking file is still indexed
+    assert store.graph_nodes([guide]) == {guide: "g2"}
+    assert store.stored_communities() == {guide: 3, added: 3}
+    assert set(store.graph_dirty()) == set(ids.values()) - {guide} | {guide, added}

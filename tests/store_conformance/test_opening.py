@@ -10,9 +10,10 @@ import pytest
 from noteseek.store.base import Store
 from noteseek.store.factory import open_reader, open_store
 from tests.store_conformance.build import MODEL, fill, store_vectors
+from tests.store_conformance.conftest import Backend
 
 
-def test_an_index_opens_again_with_everything_in_it(backend: str, index_dir: Path) -> None:
+def test_an_index_opens_again_with_everything_in_it(backend: Backend, index_dir: Path) -> None:
     first, notice = open_store(index_dir, backend=backend)
     assert notice is None
     try:

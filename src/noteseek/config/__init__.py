@@ -7,6 +7,7 @@
 * :mod:`~noteseek.config.serving`: watch, serve
 * :mod:`~noteseek.config.memory`: memory, flush
 * :mod:`~noteseek.config.git`: git
+* :mod:`~noteseek.config.milvus`: milvus (the scale-out store)
 * :mod:`~noteseek.config.settings`: the whole tree (:class:`Settings`)
 * :mod:`~noteseek.config.loading`: the layers and :func:`load_settings`
 * :mod:`~noteseek.config.template`: the ``noteseek init`` template, generated from the fields
@@ -32,6 +33,7 @@ from noteseek.config.loading import (
     user_config_file,
 )
 from noteseek.config.memory import FlushSettings, MemorySettings
+from noteseek.config.milvus import MilvusSettings
 from noteseek.config.models import EmbeddingSettings, RerankSettings, VectorSettings
 from noteseek.config.search import ColumnWeights, SearchSettings
 from noteseek.config.serving import ServeSettings, WatchSettings
@@ -54,6 +56,7 @@ __all__ = [
     "Layer",
     "LoadedConfig",
     "MemorySettings",
+    "MilvusSettings",
     "RerankSettings",
     "RootConfig",
     "SearchSettings",

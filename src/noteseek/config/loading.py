@@ -205,6 +205,11 @@ def _resolve_paths(data: dict[str, Any], base: Path) -> None:
         table = data.get(section)
         if isinstance(table, dict) and isinstance(table.get(key), str) and table[key]:
             table[key] = str(_resolve(table[key], base))
+    milvus = data.get("milvus")
+    if isinstance(milvus, dict) and isinstance(milvus.get("uri"), str):
+        uri = milvus["uri"].strip()
+        if uri and "://" not in uri:  # a Milvus Lite file, relative to the file that set it
+            milvus["uri"] = str(_resolve(uri, base))
 
 
 def _resolve(value: str, base: Path) -> Path:

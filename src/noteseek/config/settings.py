@@ -15,6 +15,7 @@ from noteseek.config.indexing import (
     RootConfig,
 )
 from noteseek.config.memory import FlushSettings, MemorySettings
+from noteseek.config.milvus import MilvusSettings
 from noteseek.config.models import EmbeddingSettings, RerankSettings, VectorSettings
 from noteseek.config.search import SearchSettings
 from noteseek.config.serving import ServeSettings, WatchSettings
@@ -83,6 +84,11 @@ class Settings(BaseSettings):
     serve: ServeSettings = Field(
         default_factory=ServeSettings,
         description="noteseek serve: the HTTP API, MCP over streamable HTTP and the web page.",
+    )
+    milvus: MilvusSettings = Field(
+        default_factory=MilvusSettings,
+        description="Scale-out: the whole index in Milvus (Lite, Server or Zilliz Cloud) "
+        "instead of the embedded SQLite file.",
     )
 
     @field_validator("roots")

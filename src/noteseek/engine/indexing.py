@@ -184,6 +184,7 @@ class Indexing:
         self, progress: Progress | None = None, stop: threading.Event | None = None
     ) -> EmbedReport:
         """Embed every chunk that lacks a vector of the configured model."""
+        self.state.record_model()
         report = embed_pending(
             self.state.store, self.state.embedder(), progress=progress, stop=stop
         )

@@ -20,7 +20,7 @@ from noteseek.engine.results import Ambiguous, GetResult, NotFound
 from noteseek.engine.state import IndexState
 from noteseek.graph.links import Edge
 from noteseek.sources.base import ReadError, Source
-from noteseek.store.base import ChunkRow, FileRow
+from noteseek.store.base import ChunkRow, FileRow, NamedFile
 
 _CHUNK_ID_RE = re.compile(r"^[0-9a-f]{16}$")
 _PATH_LINE_RE = re.compile(r"^(.*):(\d+)$")
@@ -161,10 +161,14 @@ class Reading:
             wanted = wanted[:-3]
         found: dict[int, tuple[FileRow, str]] = {}
         if wanted:
-            for file in self.state.store.iter_files():
-                how = _named(file, wanted)
-                if how is not None:
-                    found.setdefault(file.file_id, (file, how))
+            # The names alone (no frontmatter decoded); whole rows only for the matches.
+            store = self.state.store
+            for named in store.named_files():
+                how = _named(named, wanted)
+                if how is not None and named.file_id not in found:
+                    row = store.file_row(named.file_id)
+                    if row is not None:
+                        found[named.file_id] = (row, how)
         if not found:
             raise NotFound(
                 f"no indexed document at {ref!r}, nor one with that title, file name or alias"
@@ -223,7 +227,7 @@ class Reading:
         return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
-def _named(file: FileRow, wanted: str) -> str | None:
+def _named(file: NamedFile, wanted: str) -> str | None:
     """How ``file`` answers to the case-folded name ``wanted`` (title, file name, alias)."""
     if file.title.strip().casefold() == wanted:
         return "title"

@@ -38,6 +38,7 @@ from noteseek.analysis import Analyzer, get_analyzer
 from noteseek.config import ConfigError, LoadedConfig, RootConfig, memory_folder
 from noteseek.embed.base import Embedder
 from noteseek.embed.factory import configured_model_id, create_embedder
+from noteseek.engine import model_choice
 from noteseek.engine.derived import Derived
 from noteseek.graph.links import LinkGraph
 from noteseek.graph.sync import build_link_graph, load_graph
@@ -53,12 +54,18 @@ from noteseek.sources.memory import MEMORY_KIND
 from noteseek.sources.registry import open_source
 from noteseek.store import folder as index_folder
 from noteseek.store.ann import in_background
-from noteseek.store.base import IndexCorrupt, Store, VectorIndex
+from noteseek.store.base import (
+    IndexCorrupt,
+    Store,
+    StoreError,
+    VectorIndex,
+)
 from noteseek.store.factory import (
-    INDEX_FILE,
     backend_for,
     damage,
+    describe,
     index_file,
+    index_present,
     open_reader,
     open_store,
     remove_index,
@@ -149,7 +156,17 @@ class IndexState:
             store, self.read_only = open_store(self.index_dir, backend=backend_for(self.settings))
             self._store = store
             self._file = index_file(self.index_dir)
+            self._adopt_model(store)
         return self._store
+
+    def _adopt_model(self, store: Store) -> None:
+        notice = model_choice.adopt(self.config, store)
+        if notice:
+            self.notices.append(notice)
+
+    def record_model(self) -> None:
+        """Remember the embedding provider and model this index's vectors are made with."""
+        model_choice.record(self.settings, self.store)
 
     def damage(self) -> str | None:
         """Why the index is damaged (found by any process, recorded in its folder), or None.
@@ -205,9 +222,18 @@ class IndexState:
         except IndexCorrupt:
             return index_folder.saved_roots(self.index_dir)
 
+    def store_info(self) -> dict[str, Any]:
+        """The backend and where it is, without secrets (and, for Milvus once open, its
+        server version and rows per collection)."""
+        try:
+            backend = backend_for(self.settings)
+            return describe(backend, None if isinstance(backend, str) else self.store)
+        except StoreError as exc:
+            return {**describe(backend_for(self.settings)), "error": str(exc)}
+
     @property
     def index_exists(self) -> bool:
-        return (self.index_dir / INDEX_FILE).exists()
+        return index_present(self.index_dir, backend_for(self.settings))
 
     def token(self) -> Hashable:
         """The store's change token; None while there is no index (nothing to derive from)."""
@@ -226,12 +252,16 @@ class IndexState:
 
     @property
     def model_id(self) -> str:
-        """The id of the configured embedding model (without loading it)."""
+        """The id of the embedding model in use (without loading it): the configured one, or
+        the one the index was built with when no setting chose one."""
+        if self._store is None and self.index_exists:
+            self.store  # noqa: B018 (opening the index adopts its model)
         return configured_model_id(self.settings.embedding)
 
     def embedder(self) -> Embedder:
         """The configured embedder, loaded on first use (raises EmbeddingError)."""
         if self._embedder is None:
+            self.model_id  # noqa: B018 (an existing index's model first: see model_choice)
             self._embedder = create_embedder(self.settings.embedding)
         return self._embedder
 

@@ -29,6 +29,7 @@ def status(state: IndexState) -> dict[str, Any]:
         "exists": state.index_exists,
         "config_files": [str(p) for p in state.config.files_read],
         "damaged": None,
+        "store": state.store_info(),
     }
     if state.index_exists:
         reason = state.damage()

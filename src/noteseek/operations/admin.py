@@ -31,6 +31,7 @@ def index_status(ctx: Context, _p: NoParams) -> dict[str, Any]:
         "chunks": status.get("chunks", 0),
         "links": status.get("links", 0),
         "index_bytes": status.get("index_bytes", 0),
+        "store": status.get("store"),
         "roots": status.get("roots", []),
         "embedding": status.get("embedding"),
         "communities": status.get("communities"),

@@ -284,6 +284,12 @@ class StatusOut(BaseModel):
     chunks: int
     links: int
     index_bytes: int
+    store: dict[str, Any] | None = Field(
+        default=None,
+        description="Where the index lives: backend (sqlite, milvus-lite or milvus); for "
+        "Milvus its URI without secrets, collection prefix, server version and rows per "
+        "collection.",
+    )
     roots: list[RootStatus]
     embedding: EmbeddingStatus | None
     communities: dict[str, int] | None = None

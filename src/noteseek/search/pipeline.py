@@ -13,7 +13,7 @@ stages and the hits.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
@@ -70,19 +70,30 @@ def run(request: SearchRequest, resources: SearchResources) -> PipelineResult:
     if vectors is not None:
         vectors = replace(vectors, embed_query=lru_cache(maxsize=1)(vectors.embed_query))
         resources = replace(resources, vectors=vectors)
-    result = _run(request, resources, want)
+    ranked = _run(request, resources, want)
     while (
         settings.max_per_document
-        and len(result.hits) < request.k
+        and ranked.shown < request.k
         and want < WIDEN_MAX
-        and any(n >= want for lane, n in result.lanes.items() if lane != "graph")
+        and any(n >= want for lane, n in ranked.lanes.items() if lane != "graph")
     ):
         want = min(want * 4, WIDEN_MAX)
-        result = _run(request, resources, want)
-    return result
+        ranked = _run(request, resources, want)
+    return ranked.finish()
 
 
-def _run(request: SearchRequest, resources: SearchResources, want: int) -> PipelineResult:
+@dataclass
+class _Ranked:
+    """One pass ranked; its hits (rows, snippets, explanations) are built only by
+    :meth:`finish`, so a pass that is widened and thrown away costs no snippets."""
+
+    shown: int
+    """Results the pass would show (at most ``k``)."""
+    lanes: dict[str, int]
+    finish: Callable[[], PipelineResult]
+
+
+def _run(request: SearchRequest, resources: SearchResources, want: int) -> _Ranked:
     """One pass of :func:`run` with ``want`` candidates per lane."""
     store, analyzer, settings = resources.store, resources.analyzer, resources.settings
     text, filters, k, mode = request.text, request.filters, request.k, request.mode
@@ -214,34 +225,32 @@ def _run(request: SearchRequest, resources: SearchResources, want: int) -> Pipel
             fused = stage.apply(fused, context)
             timings[f"{stage.name}_ms"] = _ms(started)
             deadline.check()
-    started = time.perf_counter()
-    hits = _hits(
-        store,
-        analyzer,
-        rows,
-        fused[:k],
-        kw_response,
-        query,
-        settings,
-        explain=request.explain,
-        with_text=request.with_text,
-        snippets=request.snippets,
-        rrf_k=settings.rrf_k,
-        rank_scale=rank_scale,
-        weights={lane: weights[lane] for lane in lanes},
-        expand_chars=request.expand_chars,
-        graph_via=graph_via,
-        also=context.also,
-    )
-    timings["results_ms"] = _ms(started)
-    return PipelineResult(
-        hits,
-        len(fused),
-        {lane: len(found) for lane, found in lanes.items()},
-        timings,
-        warnings,
-        expansion,
-    )
+    counts = {lane: len(found) for lane, found in lanes.items()}
+
+    def finish() -> PipelineResult:
+        started = time.perf_counter()
+        hits = _hits(
+            store,
+            analyzer,
+            rows,
+            fused[:k],
+            kw_response,
+            query,
+            settings,
+            explain=request.explain,
+            with_text=request.with_text,
+            snippets=request.snippets,
+            rrf_k=settings.rrf_k,
+            rank_scale=rank_scale,
+            weights={lane: weights[lane] for lane in lanes},
+            expand_chars=request.expand_chars,
+            graph_via=graph_via,
+            also=context.also,
+        )
+        timings["results_ms"] = _ms(started)
+        return PipelineResult(hits, len(fused), counts, timings, warnings, expansion)
+
+    return _Ranked(min(k, len(fused)), counts, finish)
 
 
 NO_WORDS = "the query has no words"

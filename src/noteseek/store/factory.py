@@ -1,36 +1,78 @@
 """Pick and open the store backend for an index folder.
 
-``backend`` names the implementation of ``base.Store``: today only ``sqlite`` (the embedded
-default); settings will choose it once a second backend exists. Nothing outside ``store/``
-constructs a backend class: it asks here.
+A backend is ``"sqlite"`` (the embedded default: one file in the index folder) or a
+:class:`MilvusConfig` (the whole index in Milvus: Lite, Server or Zilliz Cloud by its URI),
+chosen from the settings by :func:`backend_for`. Nothing outside ``store/`` constructs a
+backend class: it asks here. The Milvus package is imported only when Milvus is chosen, so
+the embedded index never loads the client.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from noteseek.config import Settings
 from noteseek.store import folder as index_folder
 from noteseek.store.base import Store
 from noteseek.store.sqlite import INDEX_SUFFIXES, SQLiteStore
 
+if TYPE_CHECKING:
+    from noteseek.store.milvus.core import MilvusConfig
+
 INDEX_FILE = "index.db"
 DEFAULT_BACKEND = "sqlite"
-BACKENDS = ("sqlite",)
+BACKENDS = ("sqlite", "milvus")
 
 
-def backend_for(settings: Settings) -> str:
+def backend_for(settings: Settings) -> str | MilvusConfig:
     """The backend the settings choose: the one place that decision is made.
 
-    Today every index is the embedded SQLite file; a scale-out backend is chosen here from its
-    settings section when it exists (the Milvus issue: an empty ``milvus.uri`` stays SQLite).
+    An empty ``milvus.uri`` is the embedded SQLite index; any other is Milvus at that URI.
     """
-    del settings  # nothing to choose between yet
-    return DEFAULT_BACKEND
+    milvus = settings.milvus
+    if not milvus.enabled:
+        return DEFAULT_BACKEND
+    from noteseek.store.milvus.core import MilvusConfig
+
+    return MilvusConfig(
+        uri=milvus.uri,
+        token=milvus.token.get_secret_value() if milvus.token else "",
+        db_name=milvus.db_name,
+        prefix=milvus.collection,
+        timeout=milvus.timeout,
+    )
+
+
+def describe(backend: str | MilvusConfig, store: Store | None = None) -> dict[str, Any]:
+    """What ``status`` shows of a backend: its name and where it is (no secrets); with the
+    opened ``store`` of a Milvus backend, its server version and rows per collection."""
+    if isinstance(backend, str):
+        return {"backend": backend}
+    from noteseek.store.milvus import MilvusStore, redact
+
+    kind = "milvus-lite" if backend.lite else "milvus"
+    out: dict[str, Any] = {
+        "backend": kind,
+        "uri": redact(backend.uri),
+        "collection": backend.prefix,
+    }
+    if isinstance(store, MilvusStore):
+        out.update(store.details())
+    return out
+
+
+def _milvus(backend: str | MilvusConfig, readonly: bool) -> Store | None:
+    if isinstance(backend, str):
+        return None
+    from noteseek.store.milvus import MilvusStore
+
+    store: Store = MilvusStore(backend, readonly=readonly)
+    return store
 
 
 def open_store(
-    index_dir: Path, *, readonly: bool = False, backend: str = DEFAULT_BACKEND
+    index_dir: Path, *, readonly: bool = False, backend: str | MilvusConfig = DEFAULT_BACKEND
 ) -> tuple[Store, str | None]:
     """Open (or create) the index in ``index_dir``; returns (store, notice).
 
@@ -41,6 +83,9 @@ def open_store(
     to rebuild from the files).
     """
     _check(backend)
+    milvus = _milvus(backend, readonly)
+    if milvus is not None:
+        return milvus, None
     path = index_dir / INDEX_FILE
     if (
         not readonly
@@ -55,10 +100,13 @@ def open_store(
     return SQLiteStore(path, readonly=readonly), None
 
 
-def open_reader(index_dir: Path, *, backend: str = DEFAULT_BACKEND) -> Store:
+def open_reader(index_dir: Path, *, backend: str | MilvusConfig = DEFAULT_BACKEND) -> Store:
     """Another read-only handle on an existing index, for background work (a long scan on
     it holds nothing that the shared handle's searches wait for)."""
     _check(backend)
+    milvus = _milvus(backend, True)
+    if milvus is not None:
+        return milvus
     return SQLiteStore(index_dir / INDEX_FILE, readonly=True)
 
 
@@ -78,10 +126,18 @@ def mark_damaged(index_dir: Path, reason: str) -> None:
     index_folder.mark_damaged(index_dir, reason, index_file(index_dir))
 
 
-def remove_index(index_dir: Path, *, backend: str = DEFAULT_BACKEND) -> list[str]:
+def index_present(index_dir: Path, backend: str | MilvusConfig = DEFAULT_BACKEND) -> bool:
+    """Whether there is an index to open (a Milvus index is created on first use)."""
+    return not isinstance(backend, str) or (index_dir / INDEX_FILE).exists()
+
+
+def remove_index(index_dir: Path, *, backend: str | MilvusConfig = DEFAULT_BACKEND) -> list[str]:
     """Delete the index's files (a damaged index is rebuilt from the files, never repaired);
-    returns the names deleted. The damage record stays: the rebuild clears it when done."""
+    returns the names deleted. The damage record stays: the rebuild clears it when done.
+    A Milvus index is never damaged in this sense: it is cleared and written again."""
     _check(backend)
+    if not isinstance(backend, str):
+        return []
     removed = []
     for suffix in INDEX_SUFFIXES:
         target = index_dir / f"{INDEX_FILE}{suffix}"
@@ -95,6 +151,6 @@ def remove_index(index_dir: Path, *, backend: str = DEFAULT_BACKEND) -> list[str
     return removed
 
 
-def _check(backend: str) -> None:
-    if backend not in BACKENDS:
+def _check(backend: str | MilvusConfig) -> None:
+    if isinstance(backend, str) and backend not in BACKENDS[:1]:
         raise ValueError(f"unknown store backend {backend!r}; known: {', '.join(BACKENDS)}")

@@ -157,6 +157,14 @@ def status(
     if not data["exists"]:
         out.print("no index yet: run `noteseek index`")
         return
+    store = data.get("store") or {}
+    if store.get("backend", "sqlite") != "sqlite":
+        sizes = ", ".join(f"{k} {v:,}" for k, v in (store.get("collections") or {}).items())
+        out.print(
+            f"[bold]store[/] {escape(store['backend'])} {escape(store.get('uri', ''))}"
+            + (f" ({escape(store['server_version'])})" if store.get("server_version") else "")
+            + (f": {escape(sizes)}" if sizes else "")
+        )
     table = Table("root", "style", "path", "files", "chunks", box=None)
     for r in data["roots"]:
         table.add_row(

@@ -19,15 +19,13 @@ anything else                   (unchanged)         a bug in noteseek: it propag
 
 from __future__ import annotations
 
-import functools
-import inspect
 import sqlite3
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
 from noteseek import deadline
 from noteseek.store.base import IndexBusy, IndexCorrupt, IndexFull, IndexUnwritable, StoreError
+from noteseek.store.boundary import wrap_public_methods
 from noteseek.store.folder import FileIdentity, damaged_message, full_message, mark_damaged
 
 SQLITE_PERM, SQLITE_BUSY, SQLITE_LOCKED, SQLITE_READONLY, SQLITE_INTERRUPT = 3, 5, 6, 8, 9
@@ -104,37 +102,11 @@ def raise_mapped(exc: Exception, store: Any) -> None:
 def translate_errors(cls: C) -> C:
     """Wrap every public method of ``cls`` so SQLite errors leave it as store errors.
 
-    The instance gives the path and the file identity (``path``, ``file``). Generators are
-    wrapped as generators, since their statements run while the caller iterates.
+    The instance gives the path and the file identity (``path``, ``file``).
     """
-    for name in dir(cls):
-        if name.startswith("_"):
-            continue
-        attr = inspect.getattr_static(cls, name)
-        if inspect.isfunction(attr):
-            setattr(cls, name, _wrapped(attr))
-    return cls
+    return wrap_public_methods(cls, lambda: SQLITE_ERRORS, _raise_mapped)
 
 
-def _wrapped(method: Callable[..., Any]) -> Callable[..., Any]:
-    if inspect.isgeneratorfunction(method):
-
-        @functools.wraps(method)
-        def generator(self: Any, *args: Any, **kwargs: Any) -> Iterator[Any]:
-            try:
-                yield from method(self, *args, **kwargs)
-            except SQLITE_ERRORS as exc:
-                raise_mapped(exc, self)
-                raise
-
-        return generator
-
-    @functools.wraps(method)
-    def call(self: Any, *args: Any, **kwargs: Any) -> Any:
-        try:
-            return method(self, *args, **kwargs)
-        except SQLITE_ERRORS as exc:
-            raise_mapped(exc, self)
-            raise
-
-    return call
+def _raise_mapped(store: Any, exc: BaseException) -> None:
+    if isinstance(exc, Exception):
+        raise_mapped(exc, store)

@@ -1,0 +1,203 @@
+"""The keyword lane's arithmetic, the same as SQLite FTS5's: matching and BM25 per phrase.
+
+The Milvus backend stores each chunk's analyzed fields (``types.FTS_FIELDS``, terms joined by
+spaces, as the SQLite backend's FTS5 tables hold them) and retrieves candidates with a sparse
+vector search; this module decides which candidates match a :class:`KeywordQuery` and scores
+them exactly as FTS5's ``bm25()`` does, so both backends rank alike:
+
+    score = sum over phrases p of idf(p) * f(p) * (k1 + 1) / (f(p) + k1 * (1 - b + b * D / avgdl))
+
+where ``f(p)`` is the weighted count of the phrase's instances in the row (each instance
+counts its column's weight), ``D`` the row's tokens over all columns, ``avgdl`` the mean over
+the table, and ``idf(p) = log((N - n(p) + 0.5) / (n(p) + 0.5))`` (at least 1e-6) with ``n(p)``
+the rows holding the phrase. ``n(p)`` comes from the term statistics kept in Milvus for a
+one-term phrase; a longer phrase, a prefix or a phrase restricted to some fields is counted by
+matching the rows that hold its rarest term (or the prefix's expansions).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from noteseek.store.base import MatchMode
+from noteseek.types import FTS_FIELDS, Clause, KeywordQuery
+
+K1 = 1.2
+B = 0.75
+INDEX_WEIGHTS = (20.0, 10.0, 5.0, 3.0, 1.0, 1.0)
+"""Field weights baked into the stored sparse vectors (the default ``[search.weights]``): they
+only order the candidates; the final score uses the weights each query passes."""
+
+Fields = tuple[tuple[str, ...], ...]
+"""A row's analyzed fields, tokenized: one tuple of terms per field of ``FTS_FIELDS``."""
+
+
+def tokenize(fields: Sequence[str]) -> Fields:
+    """The stored field strings as the FTS5 tokenizer splits them (whitespace, case folded)."""
+    return tuple(tuple(text.lower().split()) for text in fields)
+
+
+def term_id(term: str) -> int:
+    """The sparse dimension of ``term``: 1 .. 2^32 - 2 (0 is the empty row's placeholder)."""
+    value = int.from_bytes(hashlib.blake2b(term.encode("utf-8"), digest_size=4).digest(), "big")
+    return min(max(value, 1), 2**32 - 2)
+
+
+def row_terms(fields: Fields) -> set[str]:
+    return {t for field in fields for t in field}
+
+
+def sparse_row(fields: Fields, avgdl: float) -> dict[int, float]:
+    """The stored sparse vector of a row: each term's saturated weighted frequency."""
+    total = sum(len(f) for f in fields)
+    tf: dict[str, float] = {}
+    for weight, field in zip(INDEX_WEIGHTS, fields, strict=False):
+        for term in field:
+            tf[term] = tf.get(term, 0.0) + weight
+    norm = K1 * (1 - B + B * total / max(avgdl, 1.0))
+    out = {term_id(t): f * (K1 + 1) / (f + norm) for t, f in tf.items()}
+    return out or {0: 1e-9}
+
+
+@dataclass(frozen=True, slots=True)
+class Phrase:
+    terms: tuple[str, ...]
+    prefix: bool
+    columns: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """A query as phrases, in FTS5's order, and the clauses that decide a match."""
+
+    phrases: tuple[Phrase, ...]
+    required: tuple[tuple[int, ...], ...]
+    """Each required clause as the indexes of its phrases (one must match)."""
+    optional: tuple[tuple[int, ...], ...]
+    """At least one of these clauses must match (when there are any)."""
+    excluded: tuple[tuple[int, ...], ...]
+
+
+def plan(query: KeywordQuery, mode: MatchMode) -> Plan | None:
+    """The query's phrases and clauses as ``fts_expression`` builds them; None = no match."""
+    columns = (
+        tuple(i for i, f in enumerate(FTS_FIELDS) if f in query.fields)
+        if query.fields
+        else tuple(range(len(FTS_FIELDS)))
+    )
+    every = tuple(range(len(FTS_FIELDS)))
+    phrases: list[Phrase] = []
+
+    def add(clauses: Sequence[Clause], cols: tuple[int, ...]) -> list[tuple[int, ...]]:
+        out = []
+        for clause in clauses:
+            alts = [a for a in clause.alternatives if a]
+            if not alts:
+                continue
+            start = len(phrases)
+            phrases.extend(Phrase(tuple(t.lower() for t in a), clause.prefix, cols) for a in alts)
+            out.append(tuple(range(start, len(phrases))))
+        return out
+
+    required = add([c for c in query.clauses if c.required or mode == "all"], columns)
+    optional = add([c for c in query.clauses if not (c.required or mode == "all")], columns)
+    if not required and not optional:
+        return None
+    excluded = add(query.excluded, every)
+    return Plan(tuple(phrases), tuple(required), tuple(optional), tuple(excluded))
+
+
+def instances(
+    phrase: Phrase, fields: Fields, counters: Sequence[Mapping[str, int]] | None = None
+) -> list[int]:
+    """How many times ``phrase`` occurs in each field (0 outside its columns); ``counters``
+    (each field's term counts) answer a one-term phrase without a scan."""
+    counts = [0] * len(fields)
+    n = len(phrase.terms)
+    if counters is not None:
+        if n == 1 and not phrase.prefix:
+            for c in phrase.columns:
+                if c < len(counters):
+                    counts[c] = counters[c].get(phrase.terms[0], 0)
+            return counts
+        whole = phrase.terms if not phrase.prefix else phrase.terms[:-1]
+        if not all(any(t in counters[c] for c in phrase.columns) for t in whole):
+            return counts  # a term of the phrase is in none of its fields
+    head, last = phrase.terms[:-1], phrase.terms[-1]
+    for c in phrase.columns:
+        if c >= len(fields):
+            continue
+        tokens = fields[c]
+        for i in range(len(tokens) - n + 1):
+            end = tokens[i + n - 1]
+            if not (end.startswith(last) if phrase.prefix else end == last):
+                continue
+            if all(tokens[i + j] == t for j, t in enumerate(head)):
+                counts[c] += 1
+    return counts
+
+
+def evaluate(p: Plan, fields: Fields) -> list[list[int]] | None:
+    """Each phrase's instances per field when the row matches the plan; None when not."""
+    counters = [Counter(f) for f in fields]
+    found = [instances(ph, fields, counters) for ph in p.phrases]
+    hit = [any(f) for f in found]
+    if not all(any(hit[i] for i in clause) for clause in p.required):
+        return None
+    if p.optional and not any(any(hit[i] for i in clause) for clause in p.optional):
+        return None
+    if any(any(hit[i] for i in clause) for clause in p.excluded):
+        return None
+    return found
+
+
+def counted_by_statistics(phrase: Phrase) -> bool:
+    """Whether the term statistics give the rows holding ``phrase`` exactly: one whole
+    term, searched in every field. Others (phrases, prefixes, a field restriction) are
+    counted by matching the rows that hold their rarest term."""
+    return len(phrase.terms) == 1 and not phrase.prefix and len(phrase.columns) == len(FTS_FIELDS)
+
+
+def idfs(p: Plan, df: Mapping[str, int], counted: Mapping[int, int], rows: int) -> list[float]:
+    """Each phrase's idf: from the term statistics, or ``counted`` (phrase index -> rows
+    holding it) for the phrases the statistics do not answer."""
+    out = []
+    for i, ph in enumerate(p.phrases):
+        hits = min(counted[i] if i in counted else df.get(ph.terms[0], 0), rows)
+        idf = math.log((rows - hits + 0.5) / (hits + 0.5))
+        out.append(idf if idf > 0 else 1e-6)
+    return out
+
+
+def score(
+    found: list[list[int]],
+    idf: Sequence[float],
+    weights: Sequence[float],
+    tokens: int,
+    avgdl: float,
+) -> float:
+    """FTS5's BM25 of one matching row (positive: higher is better)."""
+    norm = K1 * (1 - B + B * tokens / avgdl) if avgdl > 0 else K1
+    total = 0.0
+    for counts, w_idf in zip(found, idf, strict=True):
+        freq = sum(w * n for w, n in zip(weights, counts, strict=False) if n)
+        if freq:
+            total += w_idf * freq * (K1 + 1) / (freq + norm)
+    return total
+
+
+def query_terms(p: Plan) -> tuple[set[str], set[str]]:
+    """(whole terms, prefixes) a candidate must hold one of; excluded ones are not searched."""
+    skip = {i for clause in p.excluded for i in clause}
+    terms: set[str] = set()
+    prefixes: set[str] = set()
+    for i, ph in enumerate(p.phrases):
+        if i in skip:
+            continue
+        terms.update(ph.terms[:-1])
+        (prefixes if ph.prefix else terms).add(ph.terms[-1])
+    return terms, prefixes

@@ -1,0 +1,311 @@
+"""The Milvus connection every role shares: collections, buffered transactions, the version.
+
+Milvus has no multi-statement transactions, so a handle buffers its writes: inside
+:meth:`MilvusCore.transaction` nothing reaches Milvus (other handles see nothing), and the
+outermost commit applies the buffer in an order that keeps every file whole for readers:
+
+1. the new chunks of rewritten files, under a new generation (no file row points at it yet);
+2. deleted files' rows go (their chunks stop being visible);
+3. the file rows, each naming its new generation (the flip: a reader sees the new chunks);
+4. the old chunks; then term statistics, meta values, problems and vectors;
+5. the version in ``meta`` moves, so every handle's change token moves.
+
+A chunk is visible when its file row exists and names the chunk's generation, so a reader
+sees a file's old chunks or its new ones, never a mix, and never a file half written. Nested
+transactions are savepoints over the buffer (a failing inner block drops its writes alone).
+One writer at a time is assumed (the indexer's writer role); several writers need leases.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from noteseek.store.base import ChangeToken
+from noteseek.store.milvus import schema
+from noteseek.store.milvus.errors import milvus_errors, reason_of, unavailable, version_error
+
+IN_BATCH = 1000
+"""Values per ``in [...]`` list."""
+SCAN_BATCH = 4000
+QUERY_MAX = 16_384
+"""The most rows one Milvus query returns."""
+STATS = ("chunks", "ctokens", "docs", "dtokens")
+"""The keyword statistics: chunk rows and their tokens, file rows and their tokens."""
+
+Op = tuple[Any, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class MilvusConfig:
+    """Where the index is: what ``[milvus]`` says (the token already revealed)."""
+
+    uri: str
+    token: str = ""
+    db_name: str = ""
+    prefix: str = "noteseek"
+    timeout: float = 10.0
+
+    @property
+    def lite(self) -> bool:
+        return "://" not in self.uri
+
+
+def lit(value: Any) -> str:
+    """A value as a Milvus expression literal."""
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    return json.dumps(value)
+
+
+def in_list(values: Iterable[Any]) -> str:
+    return "[" + ",".join(lit(v) for v in values) + "]"
+
+
+class MilvusCore:
+    """The client, the collections and the transaction that the role classes build on."""
+
+    def __init__(self, config: MilvusConfig, *, readonly: bool = False) -> None:
+        self.config = config
+        self.uri = config.uri
+        self.readonly = readonly
+        self.prefix = config.prefix
+        self._lock = threading.RLock()
+        self._depth = 0
+        self._writes = 0
+        self._ops: list[Op] = []
+        self._overlay: dict[str, str | None] = {}
+        self._read: dict[str, str | None] = {}
+        self._owner = 0
+        self._loaded: set[str] = set()
+        """Vector collections this handle has loaded for searching."""
+        self._tables = {t: schema.name(self.prefix, t) for t in schema.TABLES}
+        errors = milvus_errors()
+        try:
+            self.client = self._connect()
+            existing = set(self.client.list_collections())
+            for table, collection in self._tables.items():
+                if collection not in existing:
+                    schema.create(self.client, self.prefix, table)
+                else:
+                    schema.load(self.client, collection)
+        except errors as exc:
+            raise unavailable(self.uri, reason_of(exc)) from exc
+
+    def _connect(self) -> Any:
+        # Their log lines (a traceback when a Lite file is locked, a warning per scan) would
+        # reach the terminal; what went wrong leaves as one store error instead.
+        logging.getLogger("milvus_lite").setLevel(logging.CRITICAL)
+        logging.getLogger("pymilvus").setLevel(logging.ERROR)
+        try:
+            from pymilvus import MilvusClient
+        except ImportError as exc:
+            raise unavailable(self.uri, str(exc)) from None
+        if self.config.lite:
+            try:
+                Path(self.uri).expanduser().parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise unavailable(self.uri, f"cannot create its folder: {exc}") from None
+        client = MilvusClient(
+            uri=self.uri,
+            token=self.config.token,
+            db_name=self.config.db_name,
+            timeout=self.config.timeout,
+        )
+        error = version_error(self.uri, str(client.get_server_version()))
+        if error is not None:
+            raise error
+        return client
+
+    def details(self) -> dict[str, Any]:
+        """The server's version and the rows of each of the index's collections."""
+        with self._lock:
+            names = sorted(
+                c for c in self.client.list_collections() if c.startswith(self.prefix + "_")
+            )
+            for collection in names:
+                schema.load(self.client, collection)
+            sizes = {c: self._count(c) for c in names}
+            return {"server_version": str(self.client.get_server_version()), "collections": sizes}
+
+    def close(self) -> None:
+        with self._lock:
+            self.client.close()
+
+    # -- reading ----------------------------------------------------------------------------
+
+    def _query(self, table: str, expr: str, fields: Sequence[str], limit: int = 0) -> list[Any]:
+        kwargs: dict[str, Any] = {"limit": limit} if limit else {}
+        return list(
+            self.client.query(
+                self._tables.get(table, table),
+                filter=expr,
+                output_fields=list(fields),
+                consistency_level="Strong",
+                **kwargs,
+            )
+        )
+
+    def _scan(self, table: str, expr: str, fields: Sequence[str]) -> Iterator[dict[str, Any]]:
+        """Every row matching ``expr``, read in batches."""
+        it = self.client.query_iterator(
+            self._tables.get(table, table),
+            batch_size=SCAN_BATCH,
+            filter=expr,
+            output_fields=list(fields),
+            consistency_level="Strong",
+        )
+        try:
+            while True:
+                rows = it.next()
+                if not rows:
+                    return
+                yield from rows
+        finally:
+            it.close()
+
+    def _query_in(
+        self, table: str, field: str, values: Iterable[Any], fields: Sequence[str], extra: str = ""
+    ) -> list[dict[str, Any]]:
+        """Rows whose ``field`` is one of ``values`` (batched), with ``extra`` conditions."""
+        unique = list(dict.fromkeys(values))
+        out: list[dict[str, Any]] = []
+        for start in range(0, len(unique), IN_BATCH):
+            part = unique[start : start + IN_BATCH]
+            expr = f"{field} in {in_list(part)}" + (f" and ({extra})" if extra else "")
+            found = self._query(table, expr, fields, limit=QUERY_MAX)
+            # A server answers at most QUERY_MAX rows a query: more are read in batches.
+            out.extend(self._scan(table, expr, fields) if len(found) >= QUERY_MAX else found)
+        return out
+
+    def _count(self, table: str, expr: str = "") -> int:
+        rows = self._query(table, expr, ["count(*)"])
+        return int(rows[0]["count(*)"]) if rows else 0
+
+    def _file_gens(self, file_ids: Iterable[int]) -> dict[int, int]:
+        """File id -> the generation its visible chunks carry (only existing files)."""
+        rows = self._query_in(schema.FILES, "file_id", file_ids, ["file_id", "gen"])
+        return {int(r["file_id"]): int(r["gen"]) for r in rows}
+
+    def _visible(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The chunk rows whose file names their generation (no half-written file)."""
+        gens = self._file_gens({int(r["file_id"]) for r in rows})
+        return [r for r in rows if gens.get(int(r["file_id"])) == int(r["gen"])]
+
+    # -- meta values --------------------------------------------------------------------------
+
+    def _meta(self, key: str) -> str | None:
+        """A meta value: inside a transaction, as this transaction left it (values read once
+        are kept until it ends, so a batch of file writes reads the roots once)."""
+        mine = self._depth > 0 and self._owner == threading.get_ident()
+        if mine:
+            if key in self._overlay:
+                return self._overlay[key]
+            if key in self._read:
+                return self._read[key]
+        rows = self._query(schema.META, f"key == {lit(key)}", ["value"])
+        value = str(rows[0]["value"]) if rows else None
+        if mine:
+            self._read[key] = value
+        return value
+
+    def _meta_json(self, key: str, default: Any) -> Any:
+        value = self._meta(key)
+        return default if value is None else json.loads(value)
+
+    def _stats(self) -> dict[str, int]:
+        found = self._meta_json("stats", {})
+        return {k: int(found.get(k, 0)) for k in STATS}
+
+    def _put_meta(self, key: str, value: str | None) -> None:
+        with self.transaction():
+            self._overlay[key] = value
+            self._ops.append(("meta", key, value))
+
+    def _new_ids(self, n: int) -> int:
+        """The first of ``n`` new ids (file ids and chunk rowids share one counter)."""
+        first = int(self._meta("next_id") or 1)
+        self._put_meta("next_id", str(first + n))
+        return first
+
+    def change_token(self) -> ChangeToken:
+        """Moves whenever any handle commits (the version in ``meta``) or this one does."""
+        with self._lock:
+            rows = self._query(schema.META, 'key == "version"', ["value"])
+            return (int(rows[0]["value"]) if rows else 0), self._writes
+
+    # -- transactions -------------------------------------------------------------------------
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """A write transaction (nested calls are savepoints over the buffered writes)."""
+        with self._lock:
+            mark, overlay = len(self._ops), dict(self._overlay)
+            self._owner = threading.get_ident()  # other threads read only what is committed
+            self._depth += 1
+            try:
+                yield
+            except BaseException:
+                del self._ops[mark:]
+                self._overlay = overlay
+                self._rolled_back()
+                raise
+            finally:
+                self._depth -= 1
+                if not self._depth:
+                    self._read = {}
+            if self._depth:
+                return
+            ops, self._ops, self._overlay = self._ops, [], {}
+            if ops:
+                self._commit(ops)
+                self._writes += 1
+
+    def _rolled_back(self) -> None:
+        """Hook for roles that keep state derived from the buffer."""
+
+    def _commit(self, ops: list[Op]) -> None:
+        segment: list[Op] = []
+        for op in ops:
+            if op[0] == "clear":
+                self._apply(segment)
+                self._clear_documents()
+                segment = []
+            else:
+                segment.append(op)
+        self._apply(segment)
+        version = self._query(schema.META, 'key == "version"', ["value"])
+        bumped = (int(version[0]["value"]) if version else 0) + 1
+        self._upsert(schema.META, [meta_row("version", str(bumped))])
+
+    def _apply(self, ops: list[Op]) -> None:
+        raise NotImplementedError  # the catalog applies its buffered writes
+
+    def _clear_documents(self) -> None:
+        raise NotImplementedError
+
+    def _upsert(self, table: str, rows: list[dict[str, Any]]) -> None:
+        for start in range(0, len(rows), 2000):
+            self.client.upsert(self._tables.get(table, table), rows[start : start + 2000])
+
+    def _delete_ids(self, table: str, ids: Iterable[Any]) -> None:
+        unique = list(dict.fromkeys(ids))
+        for start in range(0, len(unique), IN_BATCH):
+            self.client.delete(self._tables.get(table, table), ids=unique[start : start + IN_BATCH])
+
+    def check(self) -> str | None:
+        """None when every collection is there; else which are missing."""
+        with self._lock:
+            existing = set(self.client.list_collections())
+        missing = [c for c in self._tables.values() if c not in existing]
+        return f"missing collections: {', '.join(missing)}" if missing else None
+
+
+def meta_row(key: str, value: str) -> dict[str, Any]:
+    return {"key": key, "value": value, "_v": schema.PLACEHOLDER}

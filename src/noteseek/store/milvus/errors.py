@@ -1,0 +1,95 @@
+"""Milvus's errors as one store error that names the setting to fix.
+
+A wrong URI, a refused connection, a bad token, a missing database or a server too old for
+the features the index uses all leave every public method of the store as
+:class:`MilvusUnavailable` (a :class:`~noteseek.store.base.StoreError`, which every door
+shows as "unavailable", never as a traceback).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, TypeVar
+
+from noteseek.store.base import StoreError
+from noteseek.store.boundary import wrap_public_methods
+
+C = TypeVar("C", bound=type)
+
+MIN_SERVER = (2, 5)
+"""The oldest Milvus Server with what the index uses (sparse vectors with an inverted index,
+JSON and ARRAY fields, upsert, COSINE HNSW)."""
+
+
+class MilvusUnavailable(StoreError):
+    """Milvus cannot be reached or used as configured; the message names ``milvus.*``."""
+
+
+def redact(uri: str) -> str:
+    """The URI without credentials (``user:password@`` and any ``token=`` query)."""
+    uri = re.sub(r"(?<=://)[^/@]*@", "", uri)
+    return re.sub(r"(?i)([?&](token|password|api_key)=)[^&]*", r"\1***", uri)
+
+
+def unavailable(uri: str, reason: str) -> MilvusUnavailable:
+    """The error for ``reason`` (Milvus's words, without secrets), with what to check."""
+    reason = redact(" ".join(reason.split()))[:400]
+    low = reason.lower()
+    if "auth" in low or "token" in low or "password" in low or "permission" in low:
+        hint = "check milvus.token (NOTESEEK_MILVUS__TOKEN)"
+    elif "database" in low:
+        hint = "check milvus.db_name (the database must exist)"
+    elif "too old" in low:
+        hint = "upgrade the Milvus server"
+    elif "open local milvus failed" in low and "not exist" not in low:
+        hint = (
+            "another process may have this Milvus Lite file open (Milvus Lite serves one "
+            "process at a time; several need a Milvus Server)"
+        )
+    elif "no module named" in low:
+        hint = "install the extra: pip install 'noteseek[milvus]'"
+    else:
+        hint = "check milvus.uri (NOTESEEK_MILVUS__URI) and that the server is running"
+    return MilvusUnavailable(
+        f"the Milvus index at milvus.uri = {redact(uri)} cannot be used: {reason}; {hint}",
+        reason,
+    )
+
+
+def version_error(uri: str, version: str) -> MilvusUnavailable | None:
+    """An error when a Milvus Server's ``version`` is older than :data:`MIN_SERVER`."""
+    found = re.search(r"(\d+)\.(\d+)", version)
+    if version.startswith("milvus_lite") or found is None:
+        return None
+    if (int(found[1]), int(found[2])) >= MIN_SERVER:
+        return None
+    need = ".".join(map(str, MIN_SERVER))
+    return unavailable(uri, f"server version {version} is too old (noteseek needs {need}+)")
+
+
+def milvus_errors() -> tuple[type[BaseException], ...]:
+    from pymilvus.exceptions import MilvusException
+
+    errors: list[type[BaseException]] = [MilvusException, ConnectionError]
+    try:
+        import grpc
+
+        errors.append(grpc.RpcError)
+    except ImportError:  # pragma: no cover - grpc comes with pymilvus
+        pass
+    return tuple(errors)
+
+
+def translate_errors(cls: C) -> C:
+    """Wrap every public method of ``cls`` so Milvus's errors leave it as
+    :class:`MilvusUnavailable` (the instance's ``uri`` names where)."""
+    return wrap_public_methods(cls, milvus_errors, _unavailable)
+
+
+def _unavailable(store: Any, exc: BaseException) -> None:
+    raise unavailable(store.uri, reason_of(exc)) from exc
+
+
+def reason_of(exc: BaseException) -> str:
+    message = getattr(exc, "message", None)
+    return str(message) if message else str(exc) or type(exc).__name__

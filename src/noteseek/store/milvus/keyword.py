@@ -1,0 +1,243 @@
+"""The keyword lane in Milvus: sparse-vector retrieval, FTS5's BM25 on the candidates.
+
+Every chunk (and every file, for whole-document scores) stores its analyzed fields and a
+sparse vector of its terms' saturated, weighted frequencies (``bm25.sparse_row``). A query
+becomes a sparse vector of its terms' idf, computed from the term statistics kept in the
+``terms`` collection, and one sparse search with the filter expression inside returns the
+rows holding any query term (all of them while they number at most :data:`CANDIDATES`, else
+the best that many). The candidates are then matched and scored exactly as the SQLite
+backend's FTS5 tables do (``bm25.py``), with the field weights of the call.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from noteseek.store.base import MatchMode
+from noteseek.store.milvus import bm25, schema
+from noteseek.store.milvus.chunks import MilvusChunks
+from noteseek.store.milvus.core import lit
+from noteseek.types import Clause, Filters, KeywordQuery
+
+CANDIDATES = 16_384
+"""Milvus's largest ``limit``: rows a search retrieves at most."""
+POOL = 10
+"""Candidates per result asked for (at least :data:`MIN_POOL`): the sparse search orders rows
+by BM25 with the default field weights, so the exact scores of that many decide the top."""
+MIN_POOL = 300
+EXPANSIONS = 1_000
+"""Terms a prefix expands to at most (the most frequent)."""
+
+
+class MilvusKeywordIndex(MilvusChunks):
+    """:class:`noteseek.store.base.KeywordIndex` over the ``chunks`` and ``files`` sparse
+    vectors and the ``terms`` statistics."""
+
+    _common: dict[tuple[Any, ...], bool] | None = None
+
+    def _term_counts(
+        self, plan: bm25.Plan, doc: bool
+    ) -> tuple[dict[str, int], dict[str, list[str]]]:
+        """(term -> rows holding it, prefix -> its expansions) for every term of the plan."""
+        column = "ddf" if doc else "cdf"
+        terms = {t for ph in plan.phrases for t in ph.terms}
+        prefixes = {ph.terms[-1] for ph in plan.phrases if ph.prefix}
+        df = {
+            str(r["term"]): int(r[column])
+            for r in self._query_in(schema.TERMS, "term", terms, ["term", column])
+        }
+        expansions: dict[str, list[str]] = {}
+        for prefix in prefixes:
+            pattern = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+            found = self._query(
+                schema.TERMS, f"term like {lit(pattern + '%')} and {column} > 0", ["term", column]
+            )
+            found.sort(key=lambda r: -int(r[column]))
+            expansions[prefix] = [str(r["term"]) for r in found[:EXPANSIONS]]
+            df.update({str(r["term"]): int(r[column]) for r in found[:EXPANSIONS]})
+        return df, expansions
+
+    def _candidates(
+        self, plan: bm25.Plan, filters: Filters, doc: bool, want: int = CANDIDATES
+    ) -> tuple[list[dict[str, Any]], list[float], float]:
+        """(matching candidate rows with their phrase instances as ``found``, the phrases'
+        idf, the table's mean tokens per row)."""
+        stats = self._stats()
+        rows_total = stats["docs" if doc else "chunks"]
+        tokens = stats["dtokens" if doc else "ctokens"]
+        df, expansions = self._term_counts(plan, doc)
+        idf = bm25.idfs(plan, df, self._phrase_counts(plan, df, expansions, doc), rows_total)
+        terms, prefixes = bm25.query_terms(plan)
+        for prefix in prefixes:
+            terms.update(expansions.get(prefix, []))
+        vector: dict[int, float] = {}
+        for term in terms:
+            hits = min(df.get(term, 0), rows_total)
+            weight = math.log((rows_total - hits + 0.5) / (hits + 0.5)) if rows_total else 1.0
+            vector[bm25.term_id(term)] = max(weight, 1e-6)
+        if not vector:
+            return [], idf, 0.0
+        pool = max(POOL * want, MIN_POOL)
+        limit = min(CANDIDATES, pool, sum(df.get(t, 0) for t in terms) + 16 * len(terms))
+        found = self._sparse(vector, limit, self._filter_expr(filters), doc)
+        matched = []
+        for row in found:
+            hits_in_row = bm25.evaluate(plan, bm25.tokenize(row["kw"]))
+            if hits_in_row is not None:
+                row["found"] = hits_in_row
+                matched.append(row)
+        return matched, idf, (tokens / rows_total if rows_total else 0.0)
+
+    def _sparse(
+        self, vector: dict[int, float], limit: int, expr: str, doc: bool
+    ) -> list[dict[str, Any]]:
+        """The visible rows best for ``vector`` (at most ``limit``), with their fields."""
+        key = "file_id" if doc else "rowid"
+        fields = [key, "kw", "ntok"] if doc else [key, "file_id", "gen", "kw", "ntok"]
+        result = self.client.search(
+            self._tables[schema.FILES if doc else schema.CHUNKS],
+            data=[vector],
+            anns_field="sp",
+            limit=max(1, limit),
+            filter=expr,
+            output_fields=fields,
+            search_params={"metric_type": "IP"},
+            consistency_level="Strong",
+        )
+        found = [dict(hit["entity"]) for hit in result[0]] if result else []
+        return found if doc else self._visible(found)
+
+    def _phrase_counts(
+        self,
+        plan: bm25.Plan,
+        df: dict[str, int],
+        expansions: dict[str, list[str]],
+        doc: bool,
+    ) -> dict[int, int]:
+        """Rows holding each phrase the term statistics do not count (phrase index -> rows):
+        the rows holding its rarest term (or its prefix's expansions), matched."""
+        out: dict[int, int] = {}
+        for i, phrase in enumerate(plan.phrases):
+            if bm25.counted_by_statistics(phrase):
+                continue
+            head = list(phrase.terms[:-1] if phrase.prefix else phrase.terms)
+            rarest = min(head, key=lambda t: df.get(t, 0)) if head else None
+            if rarest is not None:
+                terms, most = [rarest], df.get(rarest, 0)
+            else:
+                terms = expansions.get(phrase.terms[-1], [])
+                most = sum(df.get(t, 0) for t in terms)
+            if not terms or most == 0:
+                out[i] = 0
+                continue
+            vector = {bm25.term_id(t): 1.0 for t in terms}
+            rows = self._sparse(vector, min(CANDIDATES, most + 16), "", doc)
+            alone = bm25.Plan((phrase,), ((0,),), (), ())
+            out[i] = sum(1 for r in rows if bm25.evaluate(alone, bm25.tokenize(r["kw"])))
+        return out
+
+    def _ranked(
+        self, plan: bm25.Plan, filters: Filters, limit: int, weights: Sequence[float], doc: bool
+    ) -> list[tuple[int, float]]:
+        rows, idf, avgdl = self._candidates(plan, filters, doc, limit)
+        key = "file_id" if doc else "rowid"
+        scored = [
+            (int(r[key]), bm25.score(r["found"], idf, weights, int(r["ntok"]), avgdl)) for r in rows
+        ]
+        scored.sort(key=lambda x: (-x[1], x[0]))
+        return scored[:limit]
+
+    def keyword_search(
+        self,
+        query: KeywordQuery,
+        mode: MatchMode,
+        filters: Filters,
+        limit: int,
+        weights: Sequence[float],
+    ) -> list[tuple[int, float]]:
+        plan = bm25.plan(query, mode)
+        if plan is None or limit <= 0:
+            return []
+        return self._ranked(plan, filters, limit, weights, doc=False)
+
+    def document_scores(
+        self, query: KeywordQuery, filters: Filters, limit: int, weights: Sequence[float]
+    ) -> dict[int, float]:
+        plan = bm25.plan(query, "any")
+        if plan is None or limit <= 0:
+            return {}
+        return dict(self._ranked(plan, filters, limit, weights, doc=True))
+
+    def _rows_matching(self, plan: bm25.Plan, rowids: Sequence[int]) -> list[dict[str, Any]]:
+        fields = ["rowid", "file_id", "gen", "kw", "ntok"]
+        out = []
+        for row in self._visible(self._query_in(schema.CHUNKS, "rowid", rowids, fields)):
+            found = bm25.evaluate(plan, bm25.tokenize(row["kw"]))
+            if found is not None:
+                row["found"] = found
+                out.append(row)
+        return out
+
+    def field_scores(
+        self, query: KeywordQuery, mode: MatchMode, rowids: Sequence[int], weights: Sequence[float]
+    ) -> dict[int, list[float]]:
+        plan = bm25.plan(query, mode)
+        if plan is None or not rowids:
+            return {}
+        stats = self._stats()
+        df, expansions = self._term_counts(plan, False)
+        idf = bm25.idfs(plan, df, self._phrase_counts(plan, df, expansions, False), stats["chunks"])
+        avgdl = stats["ctokens"] / stats["chunks"] if stats["chunks"] else 0.0
+        out: dict[int, list[float]] = {}
+        for row in self._rows_matching(plan, rowids):
+            out[int(row["rowid"])] = [
+                bm25.score(
+                    row["found"],
+                    idf,
+                    [w if j == i else 0.0 for j, w in enumerate(weights)],
+                    int(row["ntok"]),
+                    avgdl,
+                )
+                for i in range(len(weights))
+            ]
+        return out
+
+    def matching_rowids(self, query: KeywordQuery, rowids: Sequence[int]) -> set[int]:
+        plan = bm25.plan(query, "any")
+        if plan is None or not rowids:
+            return set()
+        return {int(r["rowid"]) for r in self._rows_matching(plan, rowids)}
+
+    def is_common(self, clause: Clause, threshold_fraction: float, floor: int) -> bool:
+        """Whether the clause matches at least ``max(floor, fraction x chunks)`` chunks; the
+        answer is kept until the index changes."""
+        with self._lock:
+            token = self.change_token()
+            chunks = self._stats()["chunks"]
+            limit = max(floor, int(chunks * threshold_fraction))
+            if chunks < limit:
+                return False
+            key = (token, clause, limit)
+            if self._common is None or next(iter(self._common), (token,))[0] != token:
+                self._common = {}
+            cached = self._common.get(key)
+            if cached is None:
+                cached = self._common[key] = self._matches_at_least(clause, limit)
+            return cached
+
+    def _matches_at_least(self, clause: Clause, limit: int) -> bool:
+        """Whether ``limit`` chunks match the clause: from the term statistics when its
+        alternatives are single words, else by counting the matching candidates."""
+        plan = bm25.plan(KeywordQuery((clause,)), "any")
+        if plan is None:
+            return False
+        df, _ = self._term_counts(plan, False)
+        simple = all(len(ph.terms) == 1 and not ph.prefix for ph in plan.phrases)
+        counts = [df.get(ph.terms[0], 0) for ph in plan.phrases]
+        if simple and max(counts, default=0) >= limit:
+            return True
+        if simple and sum(counts) < limit:
+            return False
+        return len(self._candidates(plan, Filters(), False)[0]) >= limit

@@ -1,0 +1,164 @@
+"""The index's collections in Milvus: their names, fields and indexes.
+
+Everything an index holds is in these collections (``PREFIX`` is ``milvus.collection``):
+
+* ``PREFIX_meta``: small named values as JSON: the manifest, meta values, roots, runs, the
+  keyword statistics, the id counter and the change version.
+* ``PREFIX_files``: one row per file: its catalog fields, its links, its tags (with their
+  parents, for filters), its generation, and its document-level keyword fields.
+* ``PREFIX_chunks``: one row per chunk: its text and position, the file fields filters read,
+  its analyzed keyword fields, and the sparse vector the keyword lane retrieves with.
+* ``PREFIX_terms``: document frequency of every indexed term, over chunks and over files.
+* ``PREFIX_problems``: one row per (root, path) with problems.
+* ``PREFIX_graph_edges``, ``PREFIX_graph_keys``, ``PREFIX_graph_nodes``,
+  ``PREFIX_graph_dirty``, ``PREFIX_communities``: the link graph kept with the index
+  (``graph.py``): a file's resolved edges (one row per linking file), the keys its links
+  looked up (one row per file and key), what the graph knew of each file, the files written
+  since, and the communities.
+* ``PREFIX_vec_<model hash>``: one collection per embedding model: vectors by embedding key,
+  searched by a COSINE HNSW index.
+
+Milvus wants a vector field in every collection: the tables without one carry a 2-dimension
+placeholder (``_v``) that is never searched.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+VARCHAR_MAX = 65_535
+"""Milvus's longest VARCHAR, in bytes."""
+KEY_MAX = 1_024
+ARRAY_MAX = 1_024
+PLACEHOLDER = [0.0, 1.0]
+
+META, FILES, CHUNKS, TERMS, PROBLEMS = "meta", "files", "chunks", "terms", "problems"
+GRAPH_EDGES, GRAPH_KEYS, GRAPH_NODES = "graph_edges", "graph_keys", "graph_nodes"
+GRAPH_DIRTY, COMMUNITIES = "graph_dirty", "communities"
+GRAPH_TABLES = (GRAPH_EDGES, GRAPH_KEYS, GRAPH_NODES, GRAPH_DIRTY, COMMUNITIES)
+TABLES = (META, FILES, CHUNKS, TERMS, PROBLEMS, *GRAPH_TABLES)
+
+
+def name(prefix: str, table: str) -> str:
+    return f"{prefix}_{table}"
+
+
+def vector_table(prefix: str, model: str, dim: int) -> str:
+    """The collection holding ``model``'s vectors (``dim`` wide)."""
+    digest = hashlib.sha1(model.encode("utf-8")).hexdigest()[:12]
+    return f"{prefix}_vec_{digest}_{dim}"
+
+
+def create(client: Any, prefix: str, table: str) -> None:
+    """Create ``table`` (one of :data:`TABLES`) with its fields and indexes."""
+    from pymilvus import DataType
+
+    schema = client.create_schema(auto_id=False, enable_dynamic_field=False)
+    index = client.prepare_index_params()
+    text = {"datatype": DataType.VARCHAR, "max_length": VARCHAR_MAX}
+    key = {"datatype": DataType.VARCHAR, "max_length": KEY_MAX}
+    tags = {
+        "datatype": DataType.ARRAY,
+        "element_type": DataType.VARCHAR,
+        "max_capacity": ARRAY_MAX,
+        "max_length": KEY_MAX,
+    }
+    if table == META:
+        schema.add_field("key", is_primary=True, **key)
+        schema.add_field("value", **text)
+    elif table == PROBLEMS:
+        schema.add_field("pk", DataType.VARCHAR, is_primary=True, max_length=2 * KEY_MAX + 8)
+        schema.add_field("root", **key)
+        schema.add_field("path", **text)
+        schema.add_field("items", DataType.JSON)
+        schema.add_field("mtime_ns", DataType.INT64)
+        schema.add_field("size", DataType.INT64)
+        schema.add_field("at", DataType.DOUBLE)
+    elif table == TERMS:
+        schema.add_field("term", is_primary=True, **key)
+        schema.add_field("cdf", DataType.INT64)
+        schema.add_field("ddf", DataType.INT64)
+    elif table == GRAPH_KEYS:
+        schema.add_field("pk", DataType.VARCHAR, is_primary=True, max_length=KEY_MAX + 32)
+        schema.add_field("key", **key)
+        schema.add_field("file_id", DataType.INT64)
+    elif table in GRAPH_TABLES:
+        schema.add_field("file_id", DataType.INT64, is_primary=True)
+        if table == GRAPH_EDGES:
+            schema.add_field("edges", DataType.JSON)
+        elif table == GRAPH_NODES:
+            schema.add_field("names", DataType.JSON)  # {"n": names}: no VARCHAR limit
+        elif table == COMMUNITIES:
+            schema.add_field("community", DataType.INT64)
+    else:
+        if table == CHUNKS:
+            schema.add_field("rowid", DataType.INT64, is_primary=True)
+            schema.add_field("file_id", DataType.INT64)
+        else:
+            schema.add_field("file_id", DataType.INT64, is_primary=True)
+        schema.add_field("gen", DataType.INT64)
+        for field in ("root", "kind"):
+            schema.add_field(field, **key)
+        for field in ("path", "doc_id", "title"):
+            schema.add_field(field, **text)
+        schema.add_field("tags", **tags)
+        schema.add_field("modified", DataType.DOUBLE)
+        schema.add_field("kw", DataType.JSON)
+        schema.add_field("ntok", DataType.INT64)
+        schema.add_field("sp", DataType.SPARSE_FLOAT_VECTOR)
+        index.add_index("sp", index_type="SPARSE_INVERTED_INDEX", metric_type="IP")
+        if table == CHUNKS:
+            schema.add_field("chunk_id", **text)
+            schema.add_field("ordinal", DataType.INT64)
+            schema.add_field("heading", **text)
+            schema.add_field("start_line", DataType.INT64)
+            schema.add_field("end_line", DataType.INT64)
+            schema.add_field("text", **text)
+            schema.add_field("content_hash", **key)
+            schema.add_field("embed_key", **key)
+            schema.add_field("tlen", DataType.INT64)
+        else:
+            schema.add_field("info", DataType.JSON)
+            schema.add_field("mtime_ns", DataType.INT64)
+            schema.add_field("size", DataType.INT64)
+            schema.add_field("content_hash", **key)
+            schema.add_field("indexed_at", DataType.DOUBLE)
+            schema.add_field("nlinks", DataType.INT64)
+            schema.add_field("aliases", **text)
+    if table not in (FILES, CHUNKS):
+        schema.add_field("_v", DataType.FLOAT_VECTOR, dim=len(PLACEHOLDER))
+        index.add_index("_v", index_type="FLAT", metric_type="L2")
+    _create(client, name(prefix, table), schema, index)
+
+
+def create_vectors(client: Any, collection: str, dim: int) -> None:
+    """A model's vector collection: embedding key -> vector, COSINE HNSW."""
+    from pymilvus import DataType
+
+    schema = client.create_schema(auto_id=False, enable_dynamic_field=False)
+    schema.add_field("key", DataType.VARCHAR, is_primary=True, max_length=KEY_MAX)
+    schema.add_field("vector", DataType.FLOAT_VECTOR, dim=dim)
+    index = client.prepare_index_params()
+    index.add_index(
+        "vector",
+        index_type="HNSW",
+        metric_type="COSINE",
+        params={"M": 16, "efConstruction": 200},
+    )
+    _create(client, collection, schema, index)
+
+
+def _create(client: Any, collection: str, schema: Any, index: Any) -> None:
+    """Create, index and load a collection. The index is built without pymilvus's polling
+    wait (half a second per index even when it is ready at once); loading waits for it."""
+    client.create_collection(collection, schema=schema, consistency_level="Strong")
+    client.create_index(collection, index, sync=False)
+    client.load_collection(collection)
+
+
+def load(client: Any, collection: str) -> None:
+    """Load an existing collection for searching (an index opened again starts released)."""
+    state = str(client.get_load_state(collection).get("state", ""))
+    if not state.endswith("Loaded"):
+        client.load_collection(collection)
