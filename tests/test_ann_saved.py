@@ -216,3 +216,34 @@ def test_settle_saves_at_once_for_the_writer_only(notes_engine: Engine) -> None:
     index_for(notes_engine, writer=True).settle(60)  # no quiet period: the end of a run
     assert len(saved_files(notes_engine)) == 4
     assert fresh_process(notes_engine.index_dir)["saved"] is True
+
+
+EXIT_MID_BUILD = """
+import threading
+import numpy as np
+from noteseek.store import ann
+rows = np.random.default_rng(1).random((8000, 32), dtype=np.float32)
+def build():
+    try:
+        ann.build_hnsw(np.arange(8000), rows, 32)
+    except RuntimeError:  # stopped at exit
+        pass
+builder = threading.Thread(target=build, daemon=True)
+ann._BUILDERS.add(builder)
+builder.start()
+builder.join(0.5)
+print("alive" if builder.is_alive() else "done")
+"""
+
+
+def test_a_process_exiting_while_a_graph_is_built_exits_cleanly() -> None:
+    # usearch's worker destroyed mid-build aborted the process (SIGABRT, "terminate called
+    # without an active exception") after a one-shot command had answered. The abort is a
+    # race, so three processes must all exit cleanly.
+    for _ in range(3):
+        done = subprocess.run(
+            [sys.executable, "-c", EXIT_MID_BUILD], capture_output=True, text=True, timeout=120
+        )
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.strip() == "alive"  # the build was still running at exit
+        assert "terminate called" not in done.stderr

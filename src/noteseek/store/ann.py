@@ -16,8 +16,10 @@ the allowed rows when the graph returns too few, so a filter never starves the r
 
 from __future__ import annotations
 
+import atexit
 import threading
 import time
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -350,6 +352,7 @@ class InMemoryVectorIndex:
             daemon=True,
         )
         self._builder = builder
+        _BUILDERS.add(builder)
         builder.start()
 
     def _maybe_save(self) -> None:
@@ -572,8 +575,34 @@ def build_hnsw(
             ids.astype(np.uint64),
             np.asarray(matrix, dtype=np.float32),
             threads=_insert_threads(ids.size),
+            progress=_until_exit,
         )
     return index
+
+
+# A graph still being built when the process exits is stopped, and the exit waits for it:
+# usearch's worker threads destroyed mid-build abort the process ("terminate called without
+# an active exception", exit 134) after a one-shot command has already answered.
+_EXITING = threading.Event()
+_BUILDERS: weakref.WeakSet[threading.Thread] = weakref.WeakSet()
+EXIT_WAIT_SECONDS = 10.0
+
+
+def _until_exit(done: int, total: int) -> bool:
+    """usearch's progress callback: go on unless the process is exiting."""
+    return not _EXITING.is_set()
+
+
+# usearch checks the callback's annotations as types, not as the strings this module's
+# ``from __future__ import annotations`` makes of them.
+_until_exit.__annotations__ = {"done": int, "total": int, "return": bool}
+
+
+@atexit.register
+def _stop_builders() -> None:
+    _EXITING.set()
+    for builder in list(_BUILDERS):
+        builder.join(EXIT_WAIT_SECONDS)
 
 
 # Parallel insertion races on the graph's links (measured: recall@10 0.996 instead of 1.0 on
