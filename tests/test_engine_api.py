@@ -15,6 +15,7 @@ from tests.helpers import engine_for, project, write
 METHODS = {
     "analyzer": "()",
     "close": "()",
+    "settle_vectors": "()",
     "damaged": "()",
     "communities": "()",
     "concept_vocabulary": "(*, wait=True)",

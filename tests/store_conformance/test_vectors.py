@@ -159,7 +159,7 @@ def test_the_index_follows_adds_and_deletes(store: Store) -> None:
     with store.transaction():
         store.delete_file(ids["notes/job/alpha.md"])
     (new_id,) = fill(store, [make_file("notes", "new.md", [("", "brand new words")])]).values()
-    index.sync()
+    index.settle(60)  # catches up like sync, and finishes any background work
     assert index.size == 4  # two gone; the new section has no vector yet
     vectors = store_vectors(store, seed=50)
     (new_row,) = store.file_chunk_rowids(new_id)

@@ -96,6 +96,7 @@ class Engine:
         return self._state.model_id
 
     close = _Delegate("_state", IndexState.close)
+    settle_vectors = _Delegate("_state", IndexState.settle_vectors)
     damaged = _Delegate("_state", IndexState.damaged)
     refresh = _Delegate("_state", IndexState.refresh)
     roots = _Delegate("_state", IndexState.roots)

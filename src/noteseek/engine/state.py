@@ -42,6 +42,7 @@ from noteseek.engine import model_choice
 from noteseek.engine.derived import Derived
 from noteseek.graph.links import LinkGraph
 from noteseek.graph.sync import build_link_graph, load_graph
+from noteseek.indexing.lock import holds_writer
 from noteseek.priority import yield_cpu
 from noteseek.search import recency
 from noteseek.search.concepts import ConceptVocabulary
@@ -380,6 +381,17 @@ class IndexState:
         """The vectors of the configured model (loads the embedder for its dimension)."""
         return self._vectors.get()
 
+    def settle_vectors(self) -> None:
+        """After an index run, as the writer: build the HNSW graph and save it in the index
+        folder (store/ann_saved.py), so the next process maps it instead of building it. Only
+        when the index has enough vectors for a graph; nothing otherwise."""
+        threshold = self.settings.vectors.hnsw_threshold
+        if not threshold or not self.wants_vectors():
+            return
+        if self.store.vector_models().get(self.model_id, 0) < threshold:
+            return
+        self.vector_index().settle()
+
     def embedding_progress(self, *, allow_stale: bool = False) -> tuple[int, int]:
         """(chunks with a vector of the configured model, all chunks); cached per index change.
 
@@ -446,7 +458,11 @@ class IndexState:
     def _open_vector_index(self) -> VectorIndex:
         v = self.settings.vectors
         return self.store.vector_index(
-            self.model_id, self.embedder().dimension, dtype=v.dtype, hnsw_threshold=v.hnsw_threshold
+            self.model_id,
+            self.embedder().dimension,
+            dtype=v.dtype,
+            hnsw_threshold=v.hnsw_threshold,
+            may_save=lambda: holds_writer(self.index_dir),
         )
 
     def _count_apart(self) -> tuple[int, int]:

@@ -22,6 +22,14 @@ from filelock import FileLock, Timeout
 LOCK_FILE = "writer.lock"
 INFO_FILE = "writer.json"
 
+_HELD: set[Path] = set()
+"""The index folders whose writer role this process holds."""
+
+
+def holds_writer(index_dir: Path) -> bool:
+    """Whether this process holds the writer role of the index in ``index_dir`` now."""
+    return Path(index_dir).resolve() in _HELD
+
 
 class WriterLock:
     """Try to become the writer of the index in ``index_dir``; never blocks."""
@@ -59,6 +67,7 @@ class WriterLock:
         tmp = self.index_dir / f"{INFO_FILE}.{os.getpid()}.tmp"
         tmp.write_text(json.dumps(info), encoding="utf-8")
         os.replace(tmp, self.index_dir / INFO_FILE)
+        _HELD.add(self.index_dir.resolve())
         return True
 
     def release(self) -> None:
@@ -69,6 +78,7 @@ class WriterLock:
             if info and info.get("pid") == os.getpid():
                 (self.index_dir / INFO_FILE).unlink(missing_ok=True)
         finally:
+            _HELD.discard(self.index_dir.resolve())
             self._lock.release(force=True)
 
 

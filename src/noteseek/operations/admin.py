@@ -103,6 +103,7 @@ def index(ctx: Context, p: IndexRoots, **progress: Any) -> dict[str, Any]:
             choose_keyword_only=choice,
             **progress,
         )
+        engine.settle_vectors()
     return _summary(engine, report.to_dict())
 
 
@@ -115,6 +116,7 @@ def rebuild(ctx: Context, p: Rebuild, **progress: Any) -> dict[str, Any]:
     choice = _keyword_only_choice(p.keyword_only, p.embed)
     with writer_role(engine.index_dir, "rebuild"):
         report = engine.rebuild(keyword_only=p.keyword_only, choose_keyword_only=choice, **progress)
+        engine.settle_vectors()
     return _summary(engine, report.to_dict())
 
 

@@ -16,16 +16,21 @@ the allowed rows when the graph returns too few, so a filter never starves the r
 
 from __future__ import annotations
 
+import atexit
 import threading
 import time
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from noteseek.priority import yield_cpu
+from noteseek.store import ann_saved
+from noteseek.store.ann_saved import usearch_module as _usearch
 from noteseek.store.base import ChangeToken, VectorDType, VectorReader, VectorSource
 
 THROTTLE_FROM = 0.05
@@ -85,6 +90,8 @@ class InMemoryVectorIndex:
         dtype: VectorDType = "float32",
         hnsw_threshold: int = 0,
         clock: Callable[[], float] = time.monotonic,
+        folder: Path | None = None,
+        may_save: Callable[[], bool] = lambda: False,
     ) -> None:
         self.store = store
         self._open_reader = open_reader
@@ -110,6 +117,18 @@ class InMemoryVectorIndex:
         self.refresh_error: str | None = None
         self._last_bulk = float("-inf")
         self._closed = False
+        # Saved in the index folder (ann_saved.py): mapped by every process, saved by the
+        # writer only. ``_view`` is the saved state a mapped graph covers; ``_saved`` the key
+        # checksum of the last state this process saved or mapped.
+        self._folder = folder
+        self._may_save = may_save
+        self._view: ann_saved.Saved | None = None
+        self._saved: str | None = None
+        self._last_change = float("-inf")
+        self._saver: threading.Thread | None = None
+        self.loaded_saved = False
+        self.save_error: str | None = None
+        """Whether the first load mapped a saved state instead of reading every vector."""
 
     @property
     def size(self) -> int:
@@ -149,6 +168,7 @@ class InMemoryVectorIndex:
             if token == self._token:
                 if self._hnsw is None and self._builder is None:
                     self._sync_hnsw()  # a graph dropped by a bulk change, once it is quiet
+                self._maybe_save()
                 return
             started = self._clock()
             if self._token is None:
@@ -221,6 +241,24 @@ class InMemoryVectorIndex:
         self._next_sync = finished + self._cost * REFRESH_COST_FACTOR
 
     def _load_all(self) -> None:
+        if self._folder is not None and ann_saved.sidecar_path(self._folder, self.model).exists():
+            keys = self.store.vector_chunk_keys(self.model)
+            idents = _idents(keys)
+            saved = ann_saved.load(
+                self._folder,
+                self.model,
+                self.dimension,
+                self.dtype,
+                idents,
+                want_graph=self.hnsw_threshold > 0 and len(keys) >= self.hnsw_threshold,
+            )
+            if saved is not None:
+                self._ids, self._idents, self._matrix = saved.ids, saved.idents, saved.matrix
+                self._saved = ann_saved.key_checksum(saved.idents)
+                self.loaded_saved = True
+                if saved.graph is not None:
+                    self._hnsw, self._view = saved.graph, saved
+                return
         rows = self.store.all_chunk_vectors(self.model)
         self._ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
         self._idents = _idents(rows)
@@ -257,10 +295,18 @@ class InMemoryVectorIndex:
     def _apply(self, update: _Update) -> None:
         """Swap in an update's arrays; a small change goes into the HNSW graph too."""
         changed = update.gone.size + update.added.size
+        if changed:
+            self._last_change = self._clock()
         if self._too_big_for_graph(changed):
             self._drop_hnsw()
             self._last_bulk = self._clock()
         self._ids, self._idents, self._matrix = update.ids, update.idents, update.matrix
+        if changed and self._view is not None and self._hnsw is not None:
+            # A mapped graph is read-only: an in-memory copy of it is made in the background
+            # and brought up to date there (searches are exact meanwhile).
+            view, self._hnsw = self._view, None
+            self._start_builder(view.ids, view.idents, view.matrix, view)
+            return
         if self._hnsw is not None:
             if update.gone.size:
                 self._hnsw.remove(update.gone.astype(np.uint64))
@@ -289,14 +335,73 @@ class InMemoryVectorIndex:
             return
         quiet = self._clock() - self._last_bulk >= HNSW_QUIET_SECONDS
         if self._hnsw is None and self._builder is None and self.hnsw_error is None and quiet:
-            builder = threading.Thread(
-                target=self._build_graph,
-                args=(self._ids, self._idents, self._matrix, self._generation),
-                name="noteseek-hnsw",
-                daemon=True,
-            )
-            self._builder = builder
-            builder.start()
+            self._start_builder(self._ids, self._idents, self._matrix, None)
+
+    def _start_builder(
+        self,
+        ids: npt.NDArray[np.int64],
+        idents: npt.NDArray[np.int64],
+        matrix: npt.NDArray[Any],
+        view: ann_saved.Saved | None,
+    ) -> None:
+        self._view = None
+        builder = threading.Thread(
+            target=self._build_graph,
+            args=(ids, idents, matrix, self._generation, view),
+            name="noteseek-hnsw",
+            daemon=True,
+        )
+        self._builder = builder
+        _BUILDERS.add(builder)
+        builder.start()
+
+    def _maybe_save(self) -> None:
+        """The writer saves the state once writes are quiet (in the background)."""
+        if (
+            self._folder is None
+            or self._saver is not None
+            or self._builder is not None
+            or self.size < (self.hnsw_threshold or BACKGROUND_FROM_ROWS)
+            or self._clock() - self._last_change < HNSW_QUIET_SECONDS
+            or not self._may_save()
+        ):
+            return
+        checksum = ann_saved.key_checksum(self._idents)
+        if checksum == self._saved:
+            return
+        self._saved = checksum
+        graph = None if self._hnsw is None or self._view is not None else self._hnsw.copy()
+        args = (self._ids, self._idents, self._matrix, graph)
+        self._saver = threading.Thread(target=self._save, args=args, daemon=True)
+        self._saver.start()
+
+    def _save(self, ids: npt.NDArray[np.int64], idents: npt.NDArray[np.int64], *rest: Any) -> None:
+        yield_cpu()  # ``rest``: the matrix and the graph
+        try:
+            if self._folder is not None:
+                ann_saved.save(self._folder, self.model, self.dimension, ids, idents, *rest)
+        except OSError as exc:  # a full disk: the next process builds the graph again
+            self.save_error = f"{type(exc).__name__}: {exc}"
+        finally:
+            with self._lock:
+                self._saver = None
+
+    def settle(self, timeout: float | None = None) -> None:
+        """Catch up, wait for the graph, save now if this process may (end of an index run)."""
+        self.sync()
+        self.wait_for_refresh(timeout)
+        self.sync()
+        self.wait_for_hnsw(timeout)
+        with self._lock:
+            self._last_change = float("-inf")
+            self._maybe_save()
+        self.wait_for_save(timeout)
+
+    def wait_for_save(self, timeout: float | None = None) -> None:
+        """Wait for a save running in the background (tests, benchmarks)."""
+        saver = self._saver
+        if saver is not None:
+            saver.join(timeout)
 
     def _too_big_for_graph(self, changed: int) -> bool:
         """A change too large to insert into the HNSW graph while searches wait."""
@@ -307,6 +412,7 @@ class InMemoryVectorIndex:
             self._generation += 1  # a graph being built is no longer wanted
         self._hnsw = None
         self._builder = None
+        self._view = None
 
     def _build_graph(
         self,
@@ -314,11 +420,19 @@ class InMemoryVectorIndex:
         idents: npt.NDArray[np.int64],
         matrix: npt.NDArray[Any],
         generation: int,
+        view: ann_saved.Saved | None = None,
     ) -> None:
         # The arrays are a snapshot: updates replace self._ids/self._matrix, never mutate them.
+        # With ``view``, the graph is an in-memory copy of the mapped one instead of a new one.
         yield_cpu()
         try:
-            graph = build_hnsw(ids, matrix, self.dimension)
+            if view is not None and view.graph_path is not None:
+                graph = ann_saved.restore_copy(view.graph_path)
+            else:
+                graph = build_hnsw(ids, matrix, self.dimension)
+                if self._folder is not None and self._may_save():
+                    self._save(ids, idents, matrix, graph)
+                    self._saved = ann_saved.key_checksum(idents)
         except Exception as exc:  # a failed graph leaves exact search, which always works
             with self._lock:
                 self.hnsw_error = f"{type(exc).__name__}: {exc}"
@@ -461,8 +575,34 @@ def build_hnsw(
             ids.astype(np.uint64),
             np.asarray(matrix, dtype=np.float32),
             threads=_insert_threads(ids.size),
+            progress=_until_exit,
         )
     return index
+
+
+# A graph still being built when the process exits is stopped, and the exit waits for it:
+# usearch's worker threads destroyed mid-build abort the process ("terminate called without
+# an active exception", exit 134) after a one-shot command has already answered.
+_EXITING = threading.Event()
+_BUILDERS: weakref.WeakSet[threading.Thread] = weakref.WeakSet()
+EXIT_WAIT_SECONDS = 10.0
+
+
+def _until_exit(done: int, total: int) -> bool:
+    """usearch's progress callback: go on unless the process is exiting."""
+    return not _EXITING.is_set()
+
+
+# usearch checks the callback's annotations as types, not as the strings this module's
+# ``from __future__ import annotations`` makes of them.
+_until_exit.__annotations__ = {"done": int, "total": int, "return": bool}
+
+
+@atexit.register
+def _stop_builders() -> None:
+    _EXITING.set()
+    for builder in list(_BUILDERS):
+        builder.join(EXIT_WAIT_SECONDS)
 
 
 # Parallel insertion races on the graph's links (measured: recall@10 0.996 instead of 1.0 on
@@ -473,19 +613,6 @@ PARALLEL_INSERT_MIN = 10_000
 
 def _insert_threads(n: int) -> int:
     return 0 if n >= PARALLEL_INSERT_MIN else 1
-
-
-def _usearch() -> Any:
-    """``usearch.index``, imported after ONNX Runtime.
-
-    Importing onnxruntime after usearch's SIMD library is loaded crashes the process with a
-    segmentation fault (onnxruntime 1.31, usearch 2.26; reproduced here); the other order is
-    fine, so ONNX Runtime is loaded first whenever usearch is needed.
-    """
-    import onnxruntime  # noqa: F401  # must precede usearch
-    import usearch.index
-
-    return usearch.index
 
 
 def _idents(rows: Sequence[tuple[Any, ...]]) -> npt.NDArray[np.int64]:

@@ -19,7 +19,7 @@ suite (``tests/store_conformance/``) runs every method of every role against eac
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
@@ -331,7 +331,7 @@ class VectorIndex(Protocol):
     """Nearest-neighbour search over one model's vectors in one store.
 
     What the search needs from it and nothing more, so a backend with its own ANN index (a
-    server that filters inside retrieval) plugs in by implementing these five members.
+    server that filters inside retrieval) plugs in by implementing these six members.
     """
 
     @property
@@ -355,6 +355,11 @@ class VectorIndex(Protocol):
 
     def vectors_for(self, rowids: Sequence[int]) -> dict[int, npt.NDArray[np.float32]]:
         """The unit vectors of the given chunks that have one (MMR, semantic duplicates)."""
+        ...
+
+    def settle(self, timeout: float | None = None) -> None:
+        """Catch up with the store and finish background work (a graph being built, saving
+        it for other processes); at once for a backend that has none."""
         ...
 
     def close(self) -> None:
@@ -408,11 +413,13 @@ class VectorStore(Protocol):
         *,
         dtype: VectorDType = "float32",
         hnsw_threshold: int = 0,
+        may_save: Callable[[], bool] | None = None,
     ) -> VectorIndex:
         """A new searchable index over ``model``'s vectors (the caller keeps and closes it).
 
         ``dtype`` and ``hnsw_threshold`` tune an in-process index; a backend with its own ANN
-        index may ignore them.
+        index may ignore them. ``may_save`` says whether this process may save the index in
+        the index folder now (it holds the writer role); without it, a saved one is only read.
         """
         ...
 

@@ -9,7 +9,7 @@ filter expression holds their embedding keys, so the restriction applies inside 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -186,10 +186,12 @@ class MilvusVectors(MilvusCatalog):
         *,
         dtype: VectorDType = "float32",
         hnsw_threshold: int = 0,
+        may_save: Callable[[], bool] | None = None,
     ) -> MilvusVectorIndex:
-        """Milvus's own ANN index over ``model``'s vectors (``dtype`` and the threshold tune
-        the in-process index only, and are ignored here)."""
-        del dtype, hnsw_threshold
+        """Milvus's own ANN index over ``model``'s vectors (``dtype``, the threshold and
+        ``may_save`` tune the in-process index only, and are ignored here: Milvus keeps and
+        shares its graph itself)."""
+        del dtype, hnsw_threshold, may_save
         return MilvusVectorIndex(self, model, dimension)
 
 
@@ -276,6 +278,10 @@ class MilvusVectorIndex:
             norm = float(np.linalg.norm(vector))
             out[rowid] = vector / norm if norm else vector
         return out
+
+    def settle(self, timeout: float | None = None) -> None:
+        """Catch up with the store; Milvus keeps its graph itself, so nothing runs behind."""
+        self.sync()
 
     def close(self) -> None:
         self._size = 0

@@ -7,7 +7,8 @@ rows (:class:`noteseek.store.ann.InMemoryVectorIndex`), which this backend hands
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
 
 from noteseek.store.ann import InMemoryVectorIndex
 from noteseek.store.base import VectorDType
@@ -111,9 +112,11 @@ class SQLiteVectors(SQLiteCore):
         *,
         dtype: VectorDType = "float32",
         hnsw_threshold: int = 0,
+        may_save: Callable[[], bool] | None = None,
     ) -> InMemoryVectorIndex:
         """An in-process index over ``model``'s vectors; its background updates read through
-        their own read-only connection."""
+        their own read-only connection. It maps the state saved in the index folder when that
+        matches the store, and saves it there when ``may_save`` says so (store/ann_saved.py)."""
         path, cls = self.path, type(self)
         return InMemoryVectorIndex(
             self,
@@ -122,4 +125,6 @@ class SQLiteVectors(SQLiteCore):
             open_reader=lambda: cls(path, readonly=True),
             dtype=dtype,
             hnsw_threshold=hnsw_threshold,
+            folder=Path(path).parent,
+            may_save=may_save or (lambda: False),
         )
