@@ -191,25 +191,23 @@ def open_target(target: Place) -> Store:
     return store
 
 
-def describe_contents(store: Store) -> str:
-    """What a non-empty target holds, in a few words."""
-    found = counts(store)
-    dims = store.vector_dimensions()
-    models = ", ".join(f"{m} ({dims.get(m, '?')} dimensions)" for m in store.vector_models())
-    return f"{found['roots']} roots, {found['files']} files, {found['chunks']} chunks" + (
+def refusal(source: Store, target: Store, label: str) -> str:
+    """Why a target that holds something is refused: what it holds, and a model whose
+    vectors there have another dimension than the source's (they could not share it)."""
+    found = counts(target)
+    theirs, ours = target.vector_dimensions(), source.vector_dimensions()
+    models = ", ".join(f"{m} ({theirs.get(m, '?')} dimensions)" for m in target.vector_models())
+    held = f"{found['roots']} roots, {found['files']} files, {found['chunks']} chunks" + (
         f", vectors of {models}" if models else ""
     )
-
-
-def check_models(source: Store, target: Store) -> None:
-    """Refuse vectors the target cannot take: one model id with two dimensions."""
-    theirs = target.vector_dimensions()
-    for model, dim in source.vector_dimensions().items():
-        if model in theirs and theirs[model] != dim:
-            raise MigrateError(
-                f"the target holds vectors of {model} with {theirs[model]} dimensions, the "
-                f"source's have {dim}: give --replace to delete the target's first"
-            )
+    clash = [m for m in ours if m in theirs and theirs[m] != ours[m]]
+    why = "".join(
+        f"; its vectors of {m} have {theirs[m]} dimensions, the source's {ours[m]}" for m in clash
+    )
+    return (
+        f"{label} is not empty ({held}){why}: give --replace to delete what it holds and "
+        "copy into it"
+    )
 
 
 def migrate(
@@ -235,12 +233,8 @@ def migrate(
             raise MigrateError(f"{source.label} holds nothing to migrate")
         if not is_empty(dst):
             if not replace:
-                raise MigrateError(
-                    f"{target.label} is not empty ({describe_contents(dst)}): give --replace "
-                    "to delete what it holds and copy into it"
-                )
+                raise MigrateError(refusal(src, dst, target.label))
             dst.wipe()
-        check_models(src, dst)
         copy_index(src, dst, progress=progress)
         before, after = counts(src), counts(dst)
         if target.folder is not None:
