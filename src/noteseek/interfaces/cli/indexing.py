@@ -22,7 +22,16 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from noteseek.config import PROJECT_FILE, init_template
 from noteseek.engine.named import check_name, register
-from noteseek.interfaces.cli.common import EXIT_USAGE, app, call, err, fail, opened, out
+from noteseek.interfaces.cli.common import (
+    EXIT_INTERRUPTED,
+    EXIT_USAGE,
+    app,
+    call,
+    err,
+    fail,
+    opened,
+    out,
+)
 from noteseek.operations.params import EMBED_HELP, KEYWORD_ONLY_HELP
 from noteseek.types import KEYWORD_ONLY_NOTE
 
@@ -142,12 +151,19 @@ def migrate(
         opened(need_index=True) as ctx,
         progress_bar(as_json, "migrating", "files") as progress,
     ):
-        data = call(
-            ctx,
-            "migrate",
-            {"to": to, "replace": replace, "collection": collection},
-            progress=progress,
-        )
+        try:
+            data = call(
+                ctx,
+                "migrate",
+                {"to": to, "replace": replace, "collection": collection},
+                progress=progress,
+            )
+        except KeyboardInterrupt:
+            raise fail(
+                "interrupted: the source is unchanged; the target holds part of the copy "
+                "(run the migration again with --replace)",
+                EXIT_INTERRUPTED,
+            ) from None
     if as_json:
         out.print_json(json.dumps(data, ensure_ascii=False))
         return
