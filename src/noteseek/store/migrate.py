@@ -72,7 +72,7 @@ def copy_index(
             for model in models:
                 vectors = {key: blob for _, key, blob in source.chunk_vectors(model, rowids)}
                 target.put_vectors(model, sorted(vectors.items()))
-        if progress is not None:
+        if progress is not None and files:
             progress(min(start + batch, len(ids)), len(ids), files[-1].prepared.record.doc_id)
     _copy_problems(source, target)
     communities = source.stored_communities()

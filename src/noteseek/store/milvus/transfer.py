@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from noteseek.store.base import EdgeRow, StoredFile
+from noteseek.store.base import EdgeRow, StoredFile, WriteRejected
 from noteseek.store.milvus import rows, schema
 from noteseek.store.milvus.graph import HASHED, MilvusGraph, _edge_row
 from noteseek.store.milvus.vectors import MilvusVectors
@@ -83,8 +83,11 @@ class MilvusTransfer(MilvusGraph, MilvusVectors):
                 chunks = rows.chunk_rows(prepared, file, 0, avg_chunk)
                 for row, rowid in zip(chunks, item.rowids, strict=True):
                     row["rowid"] = rowid
-                for row in (file, *chunks):
-                    rows.check(row)
+                try:
+                    for row in (file, *chunks):
+                        rows.check(row)
+                except WriteRejected as exc:
+                    raise WriteRejected(f"{prepared.record.doc_id} {exc}") from None
                 self._ops.append(("file", fid, file, chunks))
                 top = max(top, fid, *item.rowids)
             self.write_graph(
