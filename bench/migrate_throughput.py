@@ -8,8 +8,9 @@ times over (``copy_0/`` ...: more chunks, same text) keyword-only into SQLite, s
 bytes, it does not read them; embedding thousands of chunks would take longer than the copy),
 then runs ``noteseek migrate`` to a Milvus Lite file, from there back to a SQLite folder, and
 from SQLite to another SQLite folder, each in a process of its own, and prints per direction:
-files, chunks, vectors, seconds, chunks per second and the process's peak resident memory. Run it at two ``--copies`` to see
-whether the memory grows with the index (the copy reads a batch of 256 files at a time).
+files, chunks, vectors, seconds, chunks per second and the process's peak resident memory.
+Run it at two ``--copies`` to see whether the memory grows with the index (the copy reads a
+batch of 256 files at a time).
 """
 
 from __future__ import annotations
