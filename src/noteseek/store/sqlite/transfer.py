@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from noteseek.store.base import EdgeRow, StoredFile
+from noteseek.store.sqlite.catalog import file_values, insert_file_rows
 from noteseek.store.sqlite.graph import COMMUNITIES_SET
-from noteseek.store.sqlite.keyword import document_row
 from noteseek.store.sqlite.sql import HEADING_SEP, IN_BATCH
 from noteseek.store.sqlite.vectors import SQLiteVectors
 from noteseek.types import Chunk, FileRecord, IndexedChunk, Link, PreparedFile
@@ -149,69 +149,14 @@ class SQLiteTransfer(SQLiteVectors):
             )
 
     def _import_file(self, conn: Any, root_id: int, item: StoredFile) -> None:
-        rec, file_id = item.prepared.record, item.file_id
+        file_id = item.file_id
         conn.execute(
             "INSERT INTO files(id, root_id, path, doc_id, title, aliases, tags, frontmatter, "
             "mtime_ns, size, content_hash, modified, parser, warnings, indexed_at) "
             "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (
-                file_id,
-                root_id,
-                rec.path,
-                rec.doc_id,
-                rec.title,
-                json.dumps(rec.aliases, ensure_ascii=False),
-                json.dumps(rec.tags, ensure_ascii=False),
-                json.dumps(rec.frontmatter, ensure_ascii=False, default=str),
-                rec.mtime_ns,
-                rec.size,
-                rec.content_hash,
-                rec.modified,
-                rec.parser,
-                json.dumps(rec.warnings, ensure_ascii=False),
-                item.indexed_at,
-            ),
+            (file_id, root_id, *file_values(item.prepared.record, item.indexed_at)),
         )
-        for rowid, c in zip(item.rowids, item.prepared.chunks, strict=True):
-            ch = c.chunk
-            conn.execute(
-                "INSERT INTO chunks(id, chunk_id, file_id, ordinal, heading_path, start_line, "
-                "end_line, text, content_hash, embed_key) VALUES (?,?,?,?,?,?,?,?,?,?)",
-                (
-                    rowid,
-                    ch.chunk_id,
-                    file_id,
-                    ch.ordinal,
-                    HEADING_SEP.join(ch.heading_path),
-                    ch.start_line,
-                    ch.end_line,
-                    ch.text,
-                    ch.content_hash,
-                    c.embed_key,
-                ),
-            )
-            conn.execute(
-                "INSERT INTO chunks_fts(rowid, title, aliases, headings, tags, body, code) "
-                "VALUES (?,?,?,?,?,?,?)",
-                (rowid, *c.fields),
-            )
-        conn.execute(
-            "INSERT INTO docs_fts(rowid, title, aliases, headings, tags, body, code) "
-            "VALUES (?,?,?,?,?,?,?)",
-            (file_id, *document_row(item.prepared)),
-        )
-        conn.executemany(
-            "INSERT OR IGNORE INTO tags(file_id, tag) VALUES (?, ?)",
-            [(file_id, t) for t in sorted({t.casefold() for t in rec.tags})],
-        )
-        conn.executemany(
-            "INSERT INTO links(file_id, target, kind, anchor, display, line, context) "
-            "VALUES (?,?,?,?,?,?,?)",
-            [
-                (file_id, k.target, k.kind, k.anchor, k.display, k.line, k.context)
-                for k in item.prepared.links
-            ],
-        )
+        insert_file_rows(conn, file_id, item.prepared, item.rowids)
         conn.executemany(
             "INSERT INTO graph_edges(file_id, ordinal, target, target_id, type, line, anchor, "
             "context) VALUES (?,?,?,?,?,?,?,?)",
