@@ -10,7 +10,9 @@ then runs ``noteseek migrate`` to a Milvus Lite file, from there back to a SQLit
 from SQLite to another SQLite folder, each in a process of its own, and prints per direction:
 files, chunks, vectors, seconds, chunks per second and the process's peak resident memory.
 Run it at two ``--copies`` to see whether the memory grows with the index (the copy reads a
-batch of 256 files at a time).
+batch of 256 files at a time): the resident peak includes SQLite's page cache and memory map
+(bounded by its pragmas) and Milvus Lite's collections, so one more SQLite-to-SQLite run
+reports the peak of Python's own allocations (tracemalloc).
 """
 
 from __future__ import annotations
@@ -55,10 +57,16 @@ def build(folder: Path, copies: int, work: Path) -> Path:
     return work / "sqlite"
 
 
-def run(index_dir: str, uri: str, to: str) -> dict[str, object]:
-    """One migration in this process (the child's side)."""
+def run(index_dir: str, uri: str, to: str, trace: bool) -> dict[str, object]:
+    """One migration in this process (the child's side); with ``trace``, the peak of Python's
+    own allocations too (tracemalloc: slower, so not timed)."""
+    import tracemalloc
+
     from noteseek.config import load_settings
     from noteseek.engine.migrate import migrate
+
+    if trace:
+        tracemalloc.start()
 
     flags = {"index.dir": index_dir, "embedding.enabled": False, "milvus.uri": uri}
     settings = load_settings(Path(index_dir), None, flags, {}).settings
@@ -66,6 +74,8 @@ def run(index_dir: str, uri: str, to: str) -> dict[str, object]:
     report = migrate(settings, Path(index_dir), to)
     seconds = time.perf_counter() - started
     counts = report["counts"]["target"]
+    if trace:
+        return {"python_peak_mb": round(tracemalloc.get_traced_memory()[1] / 2**20, 1)}
     return {
         "files": counts["files"],
         "chunks": counts["chunks"],
@@ -76,9 +86,9 @@ def run(index_dir: str, uri: str, to: str) -> dict[str, object]:
     }
 
 
-def child(index_dir: Path, uri: str, to: str) -> dict[str, object]:
+def child(index_dir: Path, uri: str, to: str, trace: bool = False) -> dict[str, object]:
     out = subprocess.run(
-        [sys.executable, __file__, "--child", str(index_dir), uri, to],
+        [sys.executable, __file__, "--child", str(index_dir), uri, to, "trace" if trace else ""],
         capture_output=True,
         text=True,
         check=True,
@@ -93,10 +103,11 @@ def main() -> int:
     ap.add_argument("--folder", default=str(DATA / "hugo-docs-kis" / "vault"))
     ap.add_argument("--copies", type=int, default=1)
     ap.add_argument("--work", default="")
-    ap.add_argument("--child", nargs=3, metavar=("INDEX_DIR", "URI", "TO"))
+    ap.add_argument("--child", nargs=4, metavar=("INDEX_DIR", "URI", "TO", "TRACE"))
     args = ap.parse_args()
     if args.child:
-        print(json.dumps(run(*args.child)))
+        index_dir, uri, to, trace = args.child
+        print(json.dumps(run(index_dir, uri, to, trace == "trace")))
         return 0
     work = Path(args.work or tempfile.mkdtemp(prefix="migrate-bench-"))
     for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME"):  # the registry of indexes stays here
@@ -113,6 +124,7 @@ def main() -> int:
         # Milvus Lite keeps its collections in the process: SQLite to SQLite shows what the
         # copy itself holds.
         "sqlite_to_sqlite": child(sqlite, "", f"sqlite:{work / 'copy'}"),
+        "sqlite_to_sqlite_traced": child(sqlite, "", f"sqlite:{work / 'traced'}", trace=True),
     }
     json.dump(out, sys.stdout, indent=2)
     print()

@@ -92,7 +92,11 @@ def parse_target(text: str, settings: Settings, collection: str | None = None) -
         return _milvus(str(_absolute(path)), settings, collection)
     if "://" in given:
         if not low.startswith(SCHEMES):
-            raise MigrateError(f"--to {given}: a Milvus Server URI starts with http:// or https://")
+            from noteseek.store.milvus.errors import redact
+
+            raise MigrateError(
+                f"--to {redact(given)}: a Milvus Server URI starts with http:// or https://"
+            )
         return _milvus(given, settings, collection)
     if given.endswith(".db"):
         return _milvus(str(_absolute(given)), settings, collection)
