@@ -121,3 +121,18 @@ def test_wipe_leaves_nothing(store: Store) -> None:
     assert store.stored_communities() is None and store.last_run() is None
     fill(store)  # still usable
     assert len(store.file_ids()) == 4
+
+
+def test_wipe_leaves_another_index_alone(store: Store, backend: Backend, tmp_path: Path) -> None:
+    """Another index beside it (in Milvus: a prefix that starts with this one's) keeps all."""
+    if isinstance(backend, MilvusConfig):
+        backend = MilvusConfig(uri=backend.uri, prefix=f"{backend.prefix}_x")
+    beside, _ = open_store(tmp_path / "beside", backend=backend)
+    try:
+        populated(beside)
+        before = counts(beside)
+        populated(store)
+        store.wipe()
+        assert is_empty(store) and counts(beside) == before
+    finally:
+        beside.close()

@@ -8,6 +8,7 @@ keys and node are one ``graph_write`` in the same transaction, which takes the f
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -107,9 +108,13 @@ class MilvusTransfer(MilvusGraph, MilvusVectors):
         return {model: int(found["dim"]) for model, found in self._models().items()}
 
     def wipe(self) -> None:
+        # Only this index's collections: another index's prefix may start with this one's.
+        mine = re.compile(
+            re.escape(self.prefix) + r"_(vec_[0-9a-f]{12}_\d+|" + "|".join(schema.TABLES) + ")"
+        )
         with self._lock:
             for collection in self.client.list_collections():
-                if collection.startswith(self.prefix + "_"):
+                if mine.fullmatch(collection):
                     self.client.drop_collection(collection)
             self._loaded.clear()
             for table in schema.TABLES:
