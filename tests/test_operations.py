@@ -54,14 +54,15 @@ def test_http_routes_are_generated_from_the_table() -> None:
         entry = spec["paths"][path][op.http.method.lower()]
         assert entry["operationId"] == op.name
         assert str(op.http.status_code) in entry["responses"]
-    # Every operation that makes sense over the network is there (index/rebuild are local).
-    assert set(http_operations()) == set(OPERATIONS) - {"index", "rebuild"}
+    # Every operation that makes sense over the network is there (index, rebuild and migrate
+    # are local).
+    assert set(http_operations()) == set(OPERATIONS) - {"index", "rebuild", "migrate"}
 
 
 def test_mcp_tools_are_generated_from_the_table() -> None:
     server = build_server(Runtime(lambda: None))  # type: ignore[arg-type,return-value]
     assert server is not None
-    assert set(mcp_operations()) == set(OPERATIONS) - {"index", "rebuild"}
+    assert set(mcp_operations()) == set(OPERATIONS) - {"index", "rebuild", "migrate"}
     for op in mcp_operations().values():
         assert len(op.text) > 40, op.name
 

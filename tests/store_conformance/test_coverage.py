@@ -16,6 +16,7 @@ ROLES = (
     base.VectorStore,
     base.VectorIndex,
     base.GraphStore,
+    base.Portable,
     base.Store,
 )
 

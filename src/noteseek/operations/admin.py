@@ -1,4 +1,5 @@
-"""Operations on the index itself: its status, a re-index by the live writer, one-shot runs."""
+"""Operations on the index itself: its status, a re-index by the live writer, one-shot runs,
+a migration to another backend."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from noteseek import __version__
 from noteseek.operations.context import Context
 from noteseek.operations.errors import Invalid, Unavailable
-from noteseek.operations.params import IndexRoots, NoParams, Rebuild, Reindex
+from noteseek.operations.params import IndexRoots, Migrate, NoParams, Rebuild, Reindex
 
 if TYPE_CHECKING:
     from noteseek.engine import Engine
@@ -118,6 +119,22 @@ def rebuild(ctx: Context, p: Rebuild, **progress: Any) -> dict[str, Any]:
         report = engine.rebuild(keyword_only=p.keyword_only, choose_keyword_only=choice, **progress)
         engine.settle_vectors()
     return _summary(engine, report.to_dict())
+
+
+def migrate(ctx: Context, p: Migrate, **progress: Any) -> dict[str, Any]:
+    """Copy the index in use into another backend, holding its writer role meanwhile."""
+    from noteseek.engine.migrate import migrate as copy
+
+    engine = ctx.engine
+    engine.close()  # its own handle (opened again on use): Milvus Lite serves one at a time
+    return copy(
+        engine.settings,
+        engine.index_dir,
+        p.to,
+        replace=p.replace,
+        collection=p.collection,
+        progress=progress.get("progress"),
+    )
 
 
 def _summary(engine: Engine, report: dict[str, Any]) -> dict[str, Any]:

@@ -309,6 +309,24 @@ class Rebuild(Params):
     embed: Bool = Field(default=False, description=EMBED_HELP)
 
 
+class Migrate(Params):
+    to: str = Field(
+        min_length=1,
+        max_length=MAX_PATH_CHARS,
+        description="Where to copy the index: http(s)://host:19530 (a Milvus Server or "
+        "Zilliz Cloud), milvus:PATH or a path ending in .db (a Milvus Lite file), "
+        "sqlite:FOLDER or any other path (the embedded SQLite index in that folder).",
+    )
+    replace: Bool = Field(
+        default=False, description="Delete what the target holds first (refused otherwise)."
+    )
+    collection: str | None = Field(
+        default=None,
+        max_length=40,
+        description="The Milvus target's collection prefix (default: milvus.collection).",
+    )
+
+
 # -- validation --------------------------------------------------------------------------------
 
 

@@ -327,3 +327,24 @@ class IndexOut(BaseModel):
     keyword_only: bool = Field(
         default=False, description="The index stays keyword-only (chosen with keyword_only)."
     )
+
+
+class MigrateCounts(BaseModel):
+    roots: int
+    files: int
+    chunks: int
+    vectors: int = Field(description="Chunks with a vector (of any embedding model).")
+    links: int
+    edges: int = Field(description="Resolved links in the kept link graph.")
+    problems: int
+
+
+class MigrateOut(BaseModel):
+    """What a migration copied, counted on both sides (they are equal, or it failed)."""
+
+    source: str
+    target: str
+    replaced: bool = Field(description="The target's contents were deleted first.")
+    counts: dict[Literal["source", "target"], MigrateCounts]
+    seconds: float
+    next: str = Field(description="The settings that open the copy.")

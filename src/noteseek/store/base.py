@@ -12,6 +12,8 @@ written down here rather than discovered in the SQLite class:
 * :class:`Versioned`: the change token that every derived value is keyed by.
 * :class:`GraphStore`: the resolved link graph and its communities, kept with the index and
   brought up to date after writes (``graph/sync.py``); writes mark what they change.
+* :class:`Portable`: the index read and written as it is, ids included, so ``noteseek migrate``
+  copies it to another backend (``store/migrate.py``) without parsing or embedding again.
 
 Writes go inside :meth:`Store.transaction`; a reader never sees half of one. The conformance
 suite (``tests/store_conformance/``) runs every method of every role against each backend.
@@ -159,6 +161,33 @@ class EdgeRow:
     line: int
     anchor: str | None = None
     context: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class StoredFile:
+    """One file as an index holds it, with its ids: what ``noteseek migrate`` copies.
+
+    ``prepared`` holds the file's record, its chunks with their analyzed keyword fields and
+    embedding keys (the chunks' ``prose`` and ``code`` are not kept by a store: empty) and its
+    links in the order of the file; ``rowids`` are the chunks' rowids in the same order.
+    """
+
+    file_id: int
+    kind: str
+    """The kind of its root's source (``files``, ``memory``, ...)."""
+    indexed_at: float
+    prepared: PreparedFile
+    rowids: tuple[int, ...]
+    edges: tuple[EdgeRow, ...] = ()
+    """Its resolved links in the kept graph (``GraphStore``)."""
+    keys: tuple[str, ...] = ()
+    """The keys its links looked up in the kept graph."""
+    node: str | None = None
+    """What the kept graph knew of it (``GraphStore.graph_nodes``), if anything."""
+    taken: bool = True
+    """False when the kept graph has not taken its last write in (it is marked), or holds
+    one of its keys only as a digest (too long for the backend): the copy leaves it marked,
+    so the next writer resolves its links again."""
 
 
 # -- roles --------------------------------------------------------------------------------------
@@ -477,7 +506,44 @@ class GraphStore(Protocol):
         ...
 
 
-class Store(Catalog, Chunks, KeywordIndex, VectorStore, GraphStore, Versioned, Protocol):
+class Portable(Protocol):
+    """The index read and written as it is stored, ids included (``noteseek migrate``).
+
+    A copy through this role keeps file ids and chunk rowids, so the target ranks exactly as
+    the source (ties included) and the graph and communities, keyed by file id, carry over.
+    """
+
+    def file_ids(self) -> list[int]:
+        """Every indexed file's id, ascending."""
+        ...
+
+    def export_files(self, file_ids: Sequence[int]) -> list[StoredFile]:
+        """The given files as stored (those that exist), in the order asked."""
+        ...
+
+    def import_files(self, files: Sequence[StoredFile]) -> None:
+        """Write files with their ids (none of them may exist yet; their roots must), their
+        chunks with their rowids, and their edges and keys; the files are then not marked
+        changed for the graph (but those not ``taken``). Ids handed out later
+        are above every id written here."""
+        ...
+
+    def meta_values(self) -> dict[str, str]:
+        """Every value set with :meth:`Meta.set_meta` (not the manifest, not what a backend
+        keeps for itself)."""
+        ...
+
+    def vector_dimensions(self) -> dict[str, int]:
+        """Model -> the dimension of its stored vectors."""
+        ...
+
+    def wipe(self) -> None:
+        """Delete everything the index holds: roots, files, problems, runs, meta values,
+        vectors and the graph (``migrate --replace``)."""
+        ...
+
+
+class Store(Catalog, Chunks, KeywordIndex, VectorStore, GraphStore, Portable, Versioned, Protocol):
     """Every role in one handle: what a backend implements and ``factory.open_store`` returns.
 
     A handle may be shared between threads. Other handles (other processes) may open the same

@@ -1,10 +1,10 @@
 """The ``noteseek`` command: a thin door over the operations table.
 
 Each module registers its commands on the one typer app (``common.py``, which also holds the
-exit codes): ``indexing`` (init, index, rebuild), ``searching`` (search), ``memory`` (memory
-add, append, search, linked, flush, ...), ``reading`` (get, links, graph, status, config
-show), ``serving`` (mcp, serve, watch), ``indexes`` (use, indexes: named indexes) and
-``evaluate`` (eval).
+exit codes): ``indexing`` (init, index, rebuild, migrate), ``searching`` (search),
+``memory`` (memory add, append, search, linked, flush, ...), ``reading`` (get, links, graph,
+status, config show), ``serving`` (mcp, serve, watch), ``indexes`` (use, indexes: named
+indexes) and ``evaluate`` (eval).
 """
 
 from __future__ import annotations

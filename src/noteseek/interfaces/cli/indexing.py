@@ -1,8 +1,9 @@
-"""``noteseek init``, ``index`` and ``rebuild``: writing the index from the command line.
+"""``noteseek init``, ``index``, ``rebuild`` and ``migrate``: writing the index from the command
+line.
 
-``index`` and ``rebuild`` run the operations of those names, which take the index's writer
-role for the run: beside a running ``serve``, ``mcp`` or ``watch`` they refuse (exit 4) and
-say which process to ask instead. SIGTERM interrupts them as Ctrl-C does.
+``index``, ``rebuild`` and ``migrate`` run the operations of those names, which take the
+index's writer role for the run: beside a running ``serve``, ``mcp`` or ``watch`` they refuse
+(exit 4) and say which process to ask instead. SIGTERM interrupts them as Ctrl-C does.
 """
 
 from __future__ import annotations
@@ -30,7 +31,16 @@ from rich.text import Text
 
 from noteseek.config import PROJECT_FILE, init_template
 from noteseek.engine.named import check_name, register
-from noteseek.interfaces.cli.common import EXIT_USAGE, app, call, err, fail, opened, out
+from noteseek.interfaces.cli.common import (
+    EXIT_INTERRUPTED,
+    EXIT_USAGE,
+    app,
+    call,
+    err,
+    fail,
+    opened,
+    out,
+)
 from noteseek.operations.params import EMBED_HELP, KEYWORD_ONLY_HELP
 from noteseek.types import KEYWORD_ONLY_NOTE
 
@@ -121,6 +131,57 @@ def rebuild(
             embed_progress=embed_progress,
         )
     _print_report(data, as_json)
+
+
+@app.command()
+def migrate(
+    to: Annotated[
+        str,
+        typer.Option(
+            "--to",
+            help="Where to copy the index: http(s)://host:19530 (Milvus Server, Zilliz Cloud), "
+            "milvus:PATH or PATH.db (Milvus Lite), sqlite:FOLDER or any other path (the "
+            "embedded SQLite index in FOLDER).",
+        ),
+    ],
+    replace: Annotated[
+        bool, typer.Option("--replace", help="Delete what the target holds first.")
+    ] = False,
+    collection: Annotated[
+        str | None,
+        typer.Option(help="The Milvus target's collection prefix (default: milvus.collection)."),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+) -> None:
+    """Copy the index in use into another backend: vectors, links and graph included, nothing
+    parsed or embedded again; both sides are counted and must agree."""
+    with (
+        sigterm_interrupts(),
+        opened(need_index=True) as ctx,
+        progress_bar(as_json, "migrating", "files") as progress,
+    ):
+        try:
+            data = call(
+                ctx,
+                "migrate",
+                {"to": to, "replace": replace, "collection": collection},
+                progress=progress,
+            )
+        except KeyboardInterrupt:
+            raise fail(
+                "interrupted: the source is unchanged; the target holds part of the copy "
+                "(run the migration again with --replace)",
+                EXIT_INTERRUPTED,
+            ) from None
+    if as_json:
+        out.print_json(json.dumps(data, ensure_ascii=False))
+        return
+    source, target = data["counts"]["source"], data["counts"]["target"]
+    out.print(f"copied {escape(data['source'])}")
+    out.print(f"    to {escape(data['target'])}")
+    for key in source:
+        out.print(f"  {key:<9} {source[key]:>9,} -> {target[key]:,}")
+    out.print(f"in {data['seconds']:.1f}s; {escape(data['next'])}")
 
 
 @contextmanager

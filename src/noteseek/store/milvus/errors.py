@@ -34,26 +34,31 @@ def redact(uri: str) -> str:
 def unavailable(uri: str, reason: str) -> MilvusUnavailable:
     """The error for ``reason`` (Milvus's words, without secrets), with what to check."""
     reason = redact(" ".join(reason.split()))[:400]
+    return MilvusUnavailable(
+        f"the Milvus index at milvus.uri = {redact(uri)} cannot be used: {reason}; {hint(reason)}",
+        reason,
+    )
+
+
+def hint(reason: str, uri_setting: str = "milvus.uri (NOTESEEK_MILVUS__URI)") -> str:
+    """What to check for ``reason``; ``uri_setting`` names where the URI was given."""
     low = reason.lower()
     if "auth" in low or "token" in low or "password" in low or "permission" in low:
-        hint = "check milvus.token (NOTESEEK_MILVUS__TOKEN)"
+        what = "check milvus.token (NOTESEEK_MILVUS__TOKEN)"
     elif "database" in low:
-        hint = "check milvus.db_name (the database must exist)"
+        what = "check milvus.db_name (the database must exist)"
     elif "too old" in low:
-        hint = "upgrade the Milvus server"
+        what = "upgrade the Milvus server"
     elif "open local milvus failed" in low and "not exist" not in low:
-        hint = (
+        what = (
             "another process may have this Milvus Lite file open (Milvus Lite serves one "
             "process at a time; several need a Milvus Server)"
         )
     elif "no module named" in low:
-        hint = "install the extra: pip install 'noteseek[milvus]'"
+        what = "install the extra: pip install 'noteseek[milvus]'"
     else:
-        hint = "check milvus.uri (NOTESEEK_MILVUS__URI) and that the server is running"
-    return MilvusUnavailable(
-        f"the Milvus index at milvus.uri = {redact(uri)} cannot be used: {reason}; {hint}",
-        reason,
-    )
+        what = f"check {uri_setting} and that the server is running"
+    return what
 
 
 def version_error(uri: str, version: str) -> MilvusUnavailable | None:

@@ -25,7 +25,7 @@ from noteseek.store.sqlite.sql import (
     HEADING_SEP,
     to_file_row,
 )
-from noteseek.types import PreparedFile
+from noteseek.types import FileRecord, PreparedFile
 
 _ROW_ERRORS = (
     sqlite3.IntegrityError,
@@ -38,6 +38,76 @@ _ROW_ERRORS = (
 valid Unicode, an integer over 64 bits) or one it cannot hold (a string over its size limit).
 Errors of the database itself (locked, full, corrupt) are not among them: they fail the
 batch."""
+
+
+def file_values(rec: FileRecord, indexed_at: float) -> tuple[Any, ...]:
+    """A file row's columns after ``root_id``, as stored (lists and frontmatter as JSON)."""
+    return (
+        rec.path,
+        rec.doc_id,
+        rec.title,
+        json.dumps(rec.aliases, ensure_ascii=False),
+        json.dumps(rec.tags, ensure_ascii=False),
+        json.dumps(rec.frontmatter, ensure_ascii=False, default=str),
+        rec.mtime_ns,
+        rec.size,
+        rec.content_hash,
+        rec.modified,
+        rec.parser,
+        json.dumps(rec.warnings, ensure_ascii=False),
+        indexed_at,
+    )
+
+
+def insert_file_rows(
+    conn: sqlite3.Connection,
+    file_id: int,
+    prepared: PreparedFile,
+    rowids: Sequence[int | None],
+) -> None:
+    """A file's chunks (with ``rowids``; None: the next free one) and their keyword fields,
+    its document keyword row, tags and links (the file row exists)."""
+    for rowid, item in zip(rowids, prepared.chunks, strict=True):
+        ch = item.chunk
+        cur = conn.execute(
+            "INSERT INTO chunks(id, chunk_id, file_id, ordinal, heading_path, start_line, "
+            "end_line, text, content_hash, embed_key) VALUES (?,?,?,?,?,?,?,?,?,?)",
+            (
+                rowid,
+                ch.chunk_id,
+                file_id,
+                ch.ordinal,
+                HEADING_SEP.join(ch.heading_path),
+                ch.start_line,
+                ch.end_line,
+                ch.text,
+                ch.content_hash,
+                item.embed_key,
+            ),
+        )
+        conn.execute(
+            "INSERT INTO chunks_fts(rowid, title, aliases, headings, tags, body, code) "
+            "VALUES (?,?,?,?,?,?,?)",
+            (cur.lastrowid, *item.fields),
+        )
+    conn.execute("DELETE FROM docs_fts WHERE rowid = ?", (file_id,))
+    conn.execute(
+        "INSERT INTO docs_fts(rowid, title, aliases, headings, tags, body, code) "
+        "VALUES (?,?,?,?,?,?,?)",
+        (file_id, *document_row(prepared)),
+    )
+    conn.executemany(
+        "INSERT OR IGNORE INTO tags(file_id, tag) VALUES (?, ?)",
+        [(file_id, t) for t in sorted({t.casefold() for t in prepared.record.tags})],
+    )
+    conn.executemany(
+        "INSERT INTO links(file_id, target, kind, anchor, display, line, context) "
+        "VALUES (?,?,?,?,?,?,?)",
+        [
+            (file_id, k.target, k.kind, k.anchor, k.display, k.line, k.context)
+            for k in prepared.links
+        ],
+    )
 
 
 class SQLiteCatalog(SQLiteCore):
@@ -135,23 +205,7 @@ class SQLiteCatalog(SQLiteCore):
         rec = prepared.record
         conn = self._conn
         with self.transaction():
-            root_id = self._root_id(rec.root)
-            values = (
-                root_id,
-                rec.path,
-                rec.doc_id,
-                rec.title,
-                json.dumps(rec.aliases, ensure_ascii=False),
-                json.dumps(rec.tags, ensure_ascii=False),
-                json.dumps(rec.frontmatter, ensure_ascii=False, default=str),
-                rec.mtime_ns,
-                rec.size,
-                rec.content_hash,
-                rec.modified,
-                rec.parser,
-                json.dumps(rec.warnings, ensure_ascii=False),
-                indexed_at,
-            )
+            values = (self._root_id(rec.root), *file_values(rec, indexed_at))
             if file_id is not None:
                 conn.execute("DELETE FROM chunks WHERE file_id = ?", (file_id,))
                 conn.execute("DELETE FROM tags WHERE file_id = ?", (file_id,))
@@ -170,47 +224,7 @@ class SQLiteCatalog(SQLiteCore):
                     values,
                 )
                 file_id = int(cur.lastrowid or 0)
-            for item in prepared.chunks:
-                ch = item.chunk
-                cur = conn.execute(
-                    "INSERT INTO chunks(chunk_id, file_id, ordinal, heading_path, start_line, "
-                    "end_line, text, content_hash, embed_key) VALUES (?,?,?,?,?,?,?,?,?)",
-                    (
-                        ch.chunk_id,
-                        file_id,
-                        ch.ordinal,
-                        HEADING_SEP.join(ch.heading_path),
-                        ch.start_line,
-                        ch.end_line,
-                        ch.text,
-                        ch.content_hash,
-                        item.embed_key,
-                    ),
-                )
-                conn.execute(
-                    "INSERT INTO chunks_fts(rowid, title, aliases, headings, tags, body, code) "
-                    "VALUES (?,?,?,?,?,?,?)",
-                    (cur.lastrowid, *item.fields),
-                )
-            conn.execute("DELETE FROM docs_fts WHERE rowid = ?", (file_id,))
-            conn.execute(
-                "INSERT INTO docs_fts(rowid, title, aliases, headings, tags, body, code) "
-                "VALUES (?,?,?,?,?,?,?)",
-                (file_id, *document_row(prepared)),
-            )
-            tags = {t.casefold() for t in rec.tags}
-            conn.executemany(
-                "INSERT OR IGNORE INTO tags(file_id, tag) VALUES (?, ?)",
-                [(file_id, t) for t in sorted(tags)],
-            )
-            conn.executemany(
-                "INSERT INTO links(file_id, target, kind, anchor, display, line, context) "
-                "VALUES (?,?,?,?,?,?,?)",
-                [
-                    (file_id, k.target, k.kind, k.anchor, k.display, k.line, k.context)
-                    for k in prepared.links
-                ],
-            )
+            insert_file_rows(conn, file_id, prepared, [None] * len(prepared.chunks))
         return file_id
 
     def update_file_stat(self, file_id: int, mtime_ns: int, size: int) -> None:
