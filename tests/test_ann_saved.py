@@ -221,15 +221,15 @@ def test_settle_saves_at_once_for_the_writer_only(notes_engine: Engine) -> None:
 EXIT_MID_BUILD = """
 import threading
 import numpy as np
-from noteseek.store import ann
+from noteseek.store import hnsw
 rows = np.random.default_rng(1).random((8000, 32), dtype=np.float32)
 def build():
     try:
-        ann.build_hnsw(np.arange(8000), rows, 32)
+        hnsw.build_hnsw(np.arange(8000), rows, 32)
     except RuntimeError:  # stopped at exit
         pass
 builder = threading.Thread(target=build, daemon=True)
-ann._BUILDERS.add(builder)
+hnsw.stop_at_exit(builder)
 builder.start()
 builder.join(0.5)
 print("alive" if builder.is_alive() else "done")

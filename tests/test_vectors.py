@@ -149,7 +149,7 @@ def test_usearch_before_onnxruntime_does_not_crash_the_process() -> None:
     # Loading onnxruntime after usearch segfaults; store/ann.py must load them in the safe order.
     code = (
         "import numpy as np\n"
-        "from noteseek.store.ann import build_hnsw\n"
+        "from noteseek.store.hnsw import build_hnsw\n"
         "v = np.eye(4, dtype=np.float32)\n"
         "build_hnsw(np.arange(4, dtype=np.int64), v, 4)\n"
         "import onnxruntime\n"

@@ -386,11 +386,9 @@ class IndexState:
         folder (store/ann_saved.py), so the next process maps it instead of building it. Only
         when the index has enough vectors for a graph; nothing otherwise."""
         threshold = self.settings.vectors.hnsw_threshold
-        if not threshold or not self.wants_vectors():
-            return
-        if self.store.vector_models().get(self.model_id, 0) < threshold:
-            return
-        self.vector_index().settle()
+        if threshold and self.wants_vectors():
+            if self.store.vector_models().get(self.model_id, 0) >= threshold:
+                self.vector_index().settle()
 
     def embedding_progress(self, *, allow_stale: bool = False) -> tuple[int, int]:
         """(chunks with a vector of the configured model, all chunks); cached per index change.

@@ -16,10 +16,8 @@ the allowed rows when the graph returns too few, so a filter never starves the r
 
 from __future__ import annotations
 
-import atexit
 import threading
 import time
-import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +30,7 @@ from noteseek.priority import yield_cpu
 from noteseek.store import ann_saved
 from noteseek.store.ann_saved import usearch_module as _usearch
 from noteseek.store.base import ChangeToken, VectorDType, VectorReader, VectorSource
+from noteseek.store.hnsw import build_hnsw, insert_threads, stop_at_exit
 
 THROTTLE_FROM = 0.05
 BACKGROUND_FROM_ROWS = 20_000
@@ -314,7 +313,7 @@ class InMemoryVectorIndex:
                 self._hnsw.add(
                     update.added.astype(np.uint64),
                     update.added_matrix.astype(np.float32),
-                    threads=_insert_threads(update.added.size),
+                    threads=insert_threads(update.added.size),
                 )
 
     def _decode(self, blobs: Sequence[bytes]) -> npt.NDArray[Any]:
@@ -352,7 +351,7 @@ class InMemoryVectorIndex:
             daemon=True,
         )
         self._builder = builder
-        _BUILDERS.add(builder)
+        stop_at_exit(builder)
         builder.start()
 
     def _maybe_save(self) -> None:
@@ -455,7 +454,7 @@ class InMemoryVectorIndex:
                 graph.add(
                     self._ids[new_rows].astype(np.uint64),
                     np.asarray(self._matrix[new_rows], dtype=np.float32),
-                    threads=_insert_threads(new_rows.size),
+                    threads=insert_threads(new_rows.size),
                 )
             self._hnsw = graph
 
@@ -550,69 +549,6 @@ def exact_top(
     top = np.argpartition(-scores, k - 1)[:k]
     top = top[np.argsort(-scores[top], kind="stable")]
     return [(int(i), float(scores[i])) for i in top]
-
-
-def build_hnsw(
-    ids: npt.NDArray[np.int64],
-    matrix: npt.NDArray[Any],
-    dimension: int,
-    *,
-    connectivity: int = 16,
-    expansion_add: int = 128,
-    expansion_search: int = 256,
-) -> Any:
-    """An in-memory usearch HNSW graph over the rows (cosine metric)."""
-    index = _usearch().Index(
-        ndim=dimension,
-        metric="cos",
-        dtype="f32",
-        connectivity=connectivity,
-        expansion_add=expansion_add,
-        expansion_search=expansion_search,
-    )
-    if ids.size:
-        index.add(
-            ids.astype(np.uint64),
-            np.asarray(matrix, dtype=np.float32),
-            threads=_insert_threads(ids.size),
-            progress=_until_exit,
-        )
-    return index
-
-
-# A graph still being built when the process exits is stopped, and the exit waits for it:
-# usearch's worker threads destroyed mid-build abort the process ("terminate called without
-# an active exception", exit 134) after a one-shot command has already answered.
-_EXITING = threading.Event()
-_BUILDERS: weakref.WeakSet[threading.Thread] = weakref.WeakSet()
-EXIT_WAIT_SECONDS = 10.0
-
-
-def _until_exit(done: int, total: int) -> bool:
-    """usearch's progress callback: go on unless the process is exiting."""
-    return not _EXITING.is_set()
-
-
-# usearch checks the callback's annotations as types, not as the strings this module's
-# ``from __future__ import annotations`` makes of them.
-_until_exit.__annotations__ = {"done": int, "total": int, "return": bool}
-
-
-@atexit.register
-def _stop_builders() -> None:
-    _EXITING.set()
-    for builder in list(_BUILDERS):
-        builder.join(EXIT_WAIT_SECONDS)
-
-
-# Parallel insertion races on the graph's links (measured: recall@10 0.996 instead of 1.0 on
-# small graphs, and different on every build); below this many vectors one thread is fast
-# enough, so the graph is exact-as-built and the same every time.
-PARALLEL_INSERT_MIN = 10_000
-
-
-def _insert_threads(n: int) -> int:
-    return 0 if n >= PARALLEL_INSERT_MIN else 1
 
 
 def _idents(rows: Sequence[tuple[Any, ...]]) -> npt.NDArray[np.int64]:
