@@ -382,13 +382,12 @@ class IndexState:
         return self._vectors.get()
 
     def settle_vectors(self) -> None:
-        """After an index run, as the writer: build the HNSW graph and save it in the index
-        folder (store/ann_saved.py), so the next process maps it instead of building it. Only
-        when the index has enough vectors for a graph; nothing otherwise."""
-        threshold = self.settings.vectors.hnsw_threshold
-        if threshold and self.wants_vectors():
-            if self.store.vector_models().get(self.model_id, 0) >= threshold:
-                self.vector_index().settle()
+        """After an index run, as the writer: build and save the HNSW graph when the index has
+        enough vectors for one (store/ann_saved.py: the next process maps it)."""
+        least = self.settings.vectors.hnsw_threshold
+        have = self.store.vector_models().get(self.model_id, 0) if least else 0
+        if least and have >= least and self.wants_vectors():
+            self.vector_index().settle()
 
     def embedding_progress(self, *, allow_stale: bool = False) -> tuple[int, int]:
         """(chunks with a vector of the configured model, all chunks); cached per index change.
