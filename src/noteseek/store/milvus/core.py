@@ -41,6 +41,11 @@ STATS = ("chunks", "ctokens", "docs", "dtokens")
 
 Op = tuple[Any, ...]
 
+OPENING = threading.Lock()
+"""Handles of one process open the index one at a time: two threads starting Milvus Lite's
+in-process server for one file at once collide on its lock (one fails as if another process
+held the file), and two handles creating the collections of a new index at once collide too."""
+
 
 @dataclass(frozen=True, slots=True)
 class MilvusConfig:
@@ -88,13 +93,14 @@ class MilvusCore:
         self._tables = {t: schema.name(self.prefix, t) for t in schema.TABLES}
         errors = milvus_errors()
         try:
-            self.client = self._connect()
-            existing = set(self.client.list_collections())
-            for table, collection in self._tables.items():
-                if collection not in existing:
-                    schema.create(self.client, self.prefix, table)
-                else:
-                    schema.load(self.client, collection)
+            with OPENING:
+                self.client = self._connect()
+                existing = set(self.client.list_collections())
+                for table, collection in self._tables.items():
+                    if collection not in existing:
+                        schema.create(self.client, self.prefix, table)
+                    else:
+                        schema.load(self.client, collection)
         except errors as exc:
             raise unavailable(self.uri, reason_of(exc)) from exc
 
