@@ -350,7 +350,9 @@ def test_http_searches_reads_and_follows_changes_in_milvus_lite(tmp_path: Path) 
 # -- one process at a time ------------------------------------------------------------------------
 
 
-def test_a_lite_file_held_by_another_process_is_named_by_every_door(tmp_path: Path) -> None:
+def test_a_held_lite_file_is_named_by_every_door_and_the_writer_starts_once_it_is_free(
+    tmp_path: Path,
+) -> None:
     uri = tmp_path / "held.db"
     folder = project(tmp_path, {"notes": write(tmp_path / "v" / "a.md", "# A\n\nword\n").parent})
     holder = subprocess.Popen(
@@ -376,14 +378,31 @@ def test_a_lite_file_held_by_another_process_is_named_by_every_door(tmp_path: Pa
 
         run(main)
         with (
-            serving(folder, "--no-watch", env=serve_env(tmp_path / "home", **env)) as server,
+            serving(folder, env=serve_env(tmp_path / "home", **env)) as server,
             server.client() as client,
         ):
             response = client.post("/query_documents", json={"query": "word"})
             assert response.status_code == 503, response.text
             message = response.json()["error"]
             assert "another process may have this Milvus Lite file open" in message
+            # Once the other process lets go, the writer indexes and watches by itself.
+            holder.kill()
+            holder.wait(10)
+
+            def serving_again() -> bool:
+                status = client.get("/status")
+                return (
+                    status.status_code == 200
+                    and status.json()["status"] == "ready"
+                    and status.json()["service"]["watcher"]["running"]
+                )
+
+            until(serving_again)
+            assert http_paths(client, "word") == ["a.md"]
+            write(tmp_path / "v" / "b.md", "# B\n\nanother word\n")
+            until(lambda: http_paths(client, "another") == ["b.md"])
         assert "Traceback" not in server.log
+        assert server.log.count("another process may have this Milvus Lite file open") <= 3
     finally:
         holder.kill()
         holder.wait(10)
