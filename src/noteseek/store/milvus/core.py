@@ -46,6 +46,11 @@ OPENING = threading.Lock()
 in-process server for one file at once collide on its lock (one fails as if another process
 held the file), and two handles creating the collections of a new index at once collide too."""
 
+LITE_CHANNEL = {"grpc_options": {"grpc.keepalive_time_ms": 2**31 - 1}}
+"""Milvus Lite's in-process server answers pymilvus's keepalive pings (every 10 s, idle or
+not) with "too many pings" and drops the connection: the first call after a minute idle
+failed. The channel to it is in the same process, so it is never pinged."""
+
 
 @dataclass(frozen=True, slots=True)
 class MilvusConfig:
@@ -123,6 +128,7 @@ class MilvusCore:
             token=self.config.token,
             db_name=self.config.db_name,
             timeout=self.config.timeout,
+            **(LITE_CHANNEL if self.config.lite else {}),
         )
         error = version_error(self.uri, str(client.get_server_version()))
         if error is not None:
