@@ -366,7 +366,7 @@ def test_a_held_lite_file_is_named_by_every_door_and_the_writer_starts_once_it_i
         stderr=subprocess.DEVNULL,
         text=True,
     )
-    env = {"NOTESEEK_MILVUS__URI": str(uri)}
+    env = {"NOTESEEK_MILVUS__URI": str(uri), "NOTESEEK_EMBEDDING__ENABLED": "false"}
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "open"
 
