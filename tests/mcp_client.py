@@ -22,19 +22,24 @@ def mcp_project(tmp: Path, notes: Path, *, embeddings: bool = False, extra: str 
     return project(tmp, {"notes": notes}, settings + extra)
 
 
-def server_params(cwd: Path, *args: str) -> StdioServerParameters:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("NOTESEEK_")}
+def server_params(
+    cwd: Path, *args: str, env: dict[str, str] | None = None
+) -> StdioServerParameters:
+    """The server's command; its environment has no ``NOTESEEK_*`` setting but ``env``'s."""
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("NOTESEEK_")}
     return StdioServerParameters(
         command=sys.executable,
         args=["-m", "noteseek.interfaces.cli", "mcp", *args],
         cwd=str(cwd),
-        env=env,
+        env={**clean, **(env or {})},
     )
 
 
 @asynccontextmanager
-async def session(cwd: Path, *args: str) -> AsyncIterator[Client]:
-    async with Client(server_params(cwd, *args), read_timeout_seconds=60) as client:
+async def session(
+    cwd: Path, *args: str, env: dict[str, str] | None = None
+) -> AsyncIterator[Client]:
+    async with Client(server_params(cwd, *args, env=env), read_timeout_seconds=60) as client:
         yield client
 
 

@@ -26,6 +26,7 @@ the command exits, then takes over.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import itertools
 import logging
 import os
@@ -65,6 +66,9 @@ DAMAGE_POLL = 2.0
 """Seconds between the idle writer's looks for a damage record (a stat of one file)."""
 DAMAGE_RETRY = 60.0
 """Seconds before work that failed on the store (a full disk; a failed rebuild) is retried."""
+UNAVAILABLE_RETRY = 5.0
+"""Seconds before work is retried on an index that could not be reached or opened (a Milvus
+server down, a Milvus Lite file another process holds, a SQLite file locked too long)."""
 
 
 class NotWriter(RuntimeError):
@@ -164,18 +168,7 @@ class Job:
     error: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "kind": self.kind,
-            "roots": self.roots,
-            "force": self.force,
-            "state": self.state,
-            "created": self.created,
-            "started": self.started,
-            "finished": self.finished,
-            "result": self.result,
-            "error": self.error,
-        }
+        return dataclasses.asdict(self)
 
 
 class IndexService:
@@ -360,23 +353,26 @@ class IndexService:
     def _work(self) -> None:
         yield_cpu()  # searches in this process come first; the parser processes inherit it
         engine = Engine(self.config)
-        if self.watch_enabled and not self._stop.is_set():
-            # Started before the first reconciliation, so no change made during it is missed.
-            try:
-                self._start_watcher(engine)
-            except Exception as exc:  # the reconciliation reports what is wrong with the index
-                self.last_error = f"watcher: {exc}"
-                log.warning("cannot watch the roots: %s", exc)
+        watch = self.watch_enabled
         try:
             while not self._stop.is_set():
                 try:
+                    if watch and self.watcher is None:
+                        # Before the first reconciliation, so no change made during it is
+                        # missed; again once an index that could not be opened can be.
+                        watch = self._try_watching(engine)
                     task = self._next_task(engine)
                     if task is not None:
                         task()
                 except StoreError as exc:  # damaged (rebuilt next), full, read-only: no trace
+                    if str(exc) != self.last_error:
+                        log.error("%s", exc)
                     self.last_error = str(exc)
-                    log.error("%s", exc)
-                    self._stop.wait(0 if engine.damaged() else DAMAGE_RETRY)
+                    with self._cond:  # what the error lost is redone by a reconciliation
+                        if not any(job.kind == "reconcile" for job in self._queue):
+                            self._queue.append(self._new_job("reconcile"))
+                    retry = 0 if engine.damaged() else DAMAGE_RETRY
+                    self._stop.wait(UNAVAILABLE_RETRY if exc.transient else retry)
                 except Exception as exc:  # keep serving; the error shows in status
                     self.last_error = f"{type(exc).__name__}: {exc}"
                     log.exception("indexing failed")
@@ -384,6 +380,19 @@ class IndexService:
                     self.activity = None
         finally:
             engine.close()
+
+    def _try_watching(self, engine: Engine) -> bool:
+        """Start the watcher; False when the roots cannot be watched (not tried again). An
+        index that cannot be reached now raises: it is tried again once it can be."""
+        try:
+            self._start_watcher(engine)
+        except Exception as exc:  # the reconciliation reports what is wrong with the index
+            if isinstance(exc, StoreError) and exc.transient:
+                raise
+            self.last_error = f"watcher: {exc}"
+            log.warning("cannot watch the roots: %s", exc)
+            return False
+        return True
 
     def _next_task(self, engine: Engine) -> Any:
         with self._cond:
@@ -482,15 +491,6 @@ class IndexService:
 
 def summarise(report: IndexReport) -> str:
     """One line for logs: what a run changed."""
-    parts = [
-        f"{n} {label}"
-        for n, label in (
-            (report.added, "added"),
-            (report.updated, "updated"),
-            (report.renamed, "renamed"),
-            (report.removed, "removed"),
-            (report.skipped, "skipped"),
-        )
-        if n
-    ]
+    counts = ("added", "updated", "renamed", "removed", "skipped")
+    parts = [f"{getattr(report, name)} {name}" for name in counts if getattr(report, name)]
     return (", ".join(parts) or "no changes") + f" ({report.seconds:.2f} s)"

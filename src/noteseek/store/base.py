@@ -43,6 +43,9 @@ class StoreError(RuntimeError):
     to do; the doors show it as is (unavailable), never as a traceback. ``reason`` is the
     cause alone (SQLite's words), for reports that say what was done about it."""
 
+    transient = False
+    """True when the same work may succeed soon unchanged (the index busy or unreachable)."""
+
     def __init__(self, message: str, reason: str | None = None) -> None:
         super().__init__(message)
         self.reason = reason or message
@@ -64,6 +67,15 @@ class IndexFull(StoreError):
 
 class IndexBusy(StoreError):
     """Another process holds the index locked for longer than the store waits."""
+
+    transient = True
+
+
+class IndexUnavailable(StoreError):
+    """The index cannot be reached or opened now (a server down, a file another process
+    holds); it may be later, so work on it is tried again."""
+
+    transient = True
 
 
 class WriteRejected(ValueError):

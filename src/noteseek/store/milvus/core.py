@@ -41,6 +41,16 @@ STATS = ("chunks", "ctokens", "docs", "dtokens")
 
 Op = tuple[Any, ...]
 
+OPENING = threading.Lock()
+"""Handles of one process open the index one at a time: two threads starting Milvus Lite's
+in-process server for one file at once collide on its lock (one fails as if another process
+held the file), and two handles creating the collections of a new index at once collide too."""
+
+LITE_CHANNEL = {"grpc_options": {"grpc.keepalive_time_ms": 2**31 - 1}}
+"""Milvus Lite's in-process server answers pymilvus's keepalive pings (every 10 s, idle or
+not) with "too many pings" and drops the connection: the first call after a minute idle
+failed. The channel to it is in the same process, so it is never pinged."""
+
 
 @dataclass(frozen=True, slots=True)
 class MilvusConfig:
@@ -88,13 +98,14 @@ class MilvusCore:
         self._tables = {t: schema.name(self.prefix, t) for t in schema.TABLES}
         errors = milvus_errors()
         try:
-            self.client = self._connect()
-            existing = set(self.client.list_collections())
-            for table, collection in self._tables.items():
-                if collection not in existing:
-                    schema.create(self.client, self.prefix, table)
-                else:
-                    schema.load(self.client, collection)
+            with OPENING:
+                self.client = self._connect()
+                existing = set(self.client.list_collections())
+                for table, collection in self._tables.items():
+                    if collection not in existing:
+                        schema.create(self.client, self.prefix, table)
+                    else:
+                        schema.load(self.client, collection)
         except errors as exc:
             raise unavailable(self.uri, reason_of(exc)) from exc
 
@@ -117,6 +128,7 @@ class MilvusCore:
             token=self.config.token,
             db_name=self.config.db_name,
             timeout=self.config.timeout,
+            **(LITE_CHANNEL if self.config.lite else {}),
         )
         error = version_error(self.uri, str(client.get_server_version()))
         if error is not None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any, TypeVar
 
-from noteseek.store.base import StoreError
+from noteseek.store.base import IndexUnavailable
 from noteseek.store.boundary import wrap_public_methods
 
 C = TypeVar("C", bound=type)
@@ -21,7 +21,7 @@ MIN_SERVER = (2, 5)
 JSON and ARRAY fields, upsert, COSINE HNSW)."""
 
 
-class MilvusUnavailable(StoreError):
+class MilvusUnavailable(IndexUnavailable):
     """Milvus cannot be reached or used as configured; the message names ``milvus.*``."""
 
 
