@@ -272,3 +272,26 @@ def test_widened_search_builds_snippets_only_for_the_results_it_returns(
     assert len(set(paths)) == 10 and sum(p.startswith("short") for p in paths) == 7
     assert response.lanes["keyword"] > 50  # the lanes were widened
     assert len(snippets) == 10
+
+
+def test_a_widened_search_asks_the_keyword_index_once_per_query_shape(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """FTS5 scores every match whatever the LIMIT, so the widened pass reuses the first pass's
+    fetch (four times the candidates) instead of querying the index again; same results."""
+    engine = _long_and_short_notes(tmp_path)
+    before = [h.chunk_id for h in engine.search("zephyr", top_k=10, mode="keyword").hits]
+    store = engine.store
+    calls: list[tuple[str, int]] = []
+    for name in ("keyword_search", "document_scores"):
+        real = getattr(store, name)
+
+        def counting(*args: Any, _real: Any = real, _name: str = name) -> Any:
+            calls.append((_name, args[-2]))
+            return _real(*args)
+
+        monkeypatch.setattr(store, name, counting)
+    response = engine.search("zephyr", top_k=10, mode="keyword")
+    assert response.lanes["keyword"] > 50  # widened: the second pass wanted 200
+    assert [h.chunk_id for h in response.hits] == before
+    assert calls == [("keyword_search", 200), ("document_scores", 200)], calls

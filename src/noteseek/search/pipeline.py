@@ -70,7 +70,9 @@ def run(request: SearchRequest, resources: SearchResources) -> PipelineResult:
     if vectors is not None:
         vectors = replace(vectors, embed_query=lru_cache(maxsize=1)(vectors.embed_query))
         resources = replace(resources, vectors=vectors)
-    ranked = _run(request, resources, want)
+    grouping = bool(settings.max_per_document)
+    memo = keyword.KeywordMemo(resources.store, ahead=4 if grouping else 1, cap=WIDEN_MAX)
+    ranked = _run(request, resources, want, memo)
     while (
         settings.max_per_document
         and ranked.shown < request.k
@@ -78,7 +80,7 @@ def run(request: SearchRequest, resources: SearchResources) -> PipelineResult:
         and any(n >= want for lane, n in ranked.lanes.items() if lane != "graph")
     ):
         want = min(want * 4, WIDEN_MAX)
-        ranked = _run(request, resources, want)
+        ranked = _run(request, resources, want, memo)
     return ranked.finish()
 
 
@@ -93,8 +95,11 @@ class _Ranked:
     finish: Callable[[], PipelineResult]
 
 
-def _run(request: SearchRequest, resources: SearchResources, want: int) -> _Ranked:
-    """One pass of :func:`run` with ``want`` candidates per lane."""
+def _run(
+    request: SearchRequest, resources: SearchResources, want: int, memo: keyword.KeywordMemo
+) -> _Ranked:
+    """One pass of :func:`run` with ``want`` candidates per lane; ``memo`` keeps the keyword
+    index's answers for the next, wider pass."""
     store, analyzer, settings = resources.store, resources.analyzer, resources.settings
     text, filters, k, mode = request.text, request.filters, request.k, request.mode
     vectors, concepts, graph = resources.vectors, resources.concepts, resources.graph
@@ -146,7 +151,7 @@ def _run(request: SearchRequest, resources: SearchResources, want: int) -> _Rank
                 )
             ]
             kw_query = expand_query(kw_query, expansion, analyzer)
-        kw_response = keyword.retrieve(store, kw_query, filters, want, settings)
+        kw_response = keyword.retrieve(store, kw_query, filters, want, settings, memo)
         lanes["keyword"] = [(r.rowid, r.blended) for r in kw_response.results]
         timings["keyword_ms"] = _ms(started)
         deadline.check()
@@ -217,6 +222,7 @@ def _run(request: SearchRequest, resources: SearchResources, want: int) -> _Rank
             fused = fuse()
         timings["graph_ms"] = _ms(started)
     rows = CandidateRows(store)
+    rows.know_files(memo.files)
     context = StageContext(request, resources, rows, lanes, weights)
     rows.full = any(s.full_rows and s.enabled(fused, context) for s in POST_FUSION)
     for stage in POST_FUSION:

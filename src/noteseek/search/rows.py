@@ -34,6 +34,10 @@ class CandidateRows:
             self._rows.update((row.rowid, row) for row in self._store.chunk_rows(missing))
         return {r: self._rows[r] for r in wanted if r in self._rows}
 
+    def know_files(self, files: dict[int, int]) -> None:
+        """File ids already looked up (by the keyword lane): not asked of the store again."""
+        self._files.update(files)
+
     def file_ids(self, rowids: Iterable[int]) -> dict[int, int]:
         """Each candidate's file id, by rowid."""
         if self.full:

@@ -343,14 +343,16 @@ class KeywordIndex(Protocol):
         limit: int,
         weights: Sequence[float],
     ) -> list[tuple[int, float]]:
-        """Top ``limit`` (chunk rowid, score) pairs, best first, filters applied before the
-        cut (a filtered query is never starved of results)."""
+        """Top ``limit`` (chunk rowid, score) pairs, best first and ties by rowid (a smaller
+        ``limit`` returns a prefix of a larger one), filters applied before the cut (a
+        filtered query is never starved of results)."""
         ...
 
     def document_scores(
         self, query: KeywordQuery, filters: Filters, limit: int, weights: Sequence[float]
     ) -> dict[int, float]:
-        """BM25 of whole documents (file id -> score) for the query's any-word match."""
+        """BM25 of the top ``limit`` whole documents (file id -> score) for the query's
+        any-word match, chosen best first and ties by file id."""
         ...
 
     def field_scores(

@@ -37,7 +37,8 @@ class SQLiteKeywordIndex(SQLiteCore):
         limit: int,
         weights: Sequence[float],
     ) -> list[tuple[int, float]]:
-        """Top ``limit`` (chunk rowid, BM25 score) pairs, best first, filters applied inside."""
+        """Top ``limit`` (chunk rowid, BM25 score) pairs, best first (ties by rowid, so a
+        smaller limit returns a prefix of a larger one), filters applied inside."""
         expr = fts_expression(query, mode)
         if expr is None:
             return []
@@ -47,13 +48,13 @@ class SQLiteKeywordIndex(SQLiteCore):
                 "SELECT c.id, -bm25(chunks_fts, ?, ?, ?, ?, ?, ?) AS score "
                 "FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid "
                 "JOIN files f ON f.id = c.file_id "
-                f"WHERE chunks_fts MATCH ? {where} ORDER BY score DESC LIMIT ?"
+                f"WHERE chunks_fts MATCH ? {where} ORDER BY score DESC, c.id LIMIT ?"
             )
         else:
             # No filter: no join, so rows that will not make the top k cost no lookups.
             sql = (
                 "SELECT rowid, -bm25(chunks_fts, ?, ?, ?, ?, ?, ?) AS score FROM chunks_fts "
-                "WHERE chunks_fts MATCH ? ORDER BY score DESC LIMIT ?"
+                "WHERE chunks_fts MATCH ? ORDER BY score DESC, rowid LIMIT ?"
             )
         rows = self._q(sql, (*weights, expr, *params, limit))
         return [(int(r[0]), float(r[1])) for r in rows]
@@ -69,7 +70,7 @@ class SQLiteKeywordIndex(SQLiteCore):
         sql = (
             "SELECT docs_fts.rowid, -bm25(docs_fts, ?, ?, ?, ?, ?, ?) AS score FROM docs_fts "
             + ("JOIN files f ON f.id = docs_fts.rowid " if where else "")
-            + f"WHERE docs_fts MATCH ? {where} ORDER BY score DESC LIMIT ?"
+            + f"WHERE docs_fts MATCH ? {where} ORDER BY score DESC, docs_fts.rowid LIMIT ?"
         )
         rows = self._q(sql, (*weights, expr, *params, limit))
         return {int(r[0]): float(r[1]) for r in rows}
