@@ -1,0 +1,48 @@
+"""What goes wrong with an index, as the errors every store backend raises (re-exported by
+``store.base``)."""
+
+from __future__ import annotations
+
+
+class StoreError(RuntimeError):
+    """The index cannot be used as asked. The message names the index folder and says what
+    to do; the doors show it as is (unavailable), never as a traceback. ``reason`` is the
+    cause alone (SQLite's words), for reports that say what was done about it."""
+
+    transient = False
+    """True when the same work may succeed soon unchanged (the index busy or unreachable)."""
+
+    def __init__(self, message: str, reason: str | None = None) -> None:
+        super().__init__(message)
+        self.reason = reason or message
+
+
+class IndexCorrupt(StoreError):
+    """The index is damaged (or from another schema): it is a cache, so it is rebuilt from
+    the files. Damage is recorded in the index folder (``store.folder``) until then."""
+
+
+class IndexUnwritable(StoreError):
+    """The index folder cannot be created or written (read-only, permissions, a file in the
+    way). A complete index in a read-only folder is still opened for reading."""
+
+
+class IndexFull(StoreError):
+    """The disk (or quota) holding the index is full; nothing committed is lost."""
+
+
+class IndexBusy(StoreError):
+    """Another process holds the index locked for longer than the store waits."""
+
+    transient = True
+
+
+class IndexUnavailable(StoreError):
+    """The index cannot be reached or opened now (a server down, a file another process
+    holds); it may be later, so work on it is tried again."""
+
+    transient = True
+
+
+class WriteRejected(ValueError):
+    """The store refused one file's rows (a constraint); the run records it and goes on."""
