@@ -9,6 +9,10 @@ After every run the link graph kept with the index takes the run's writes in, an
 communities are recomputed when the graph changed enough (``graph/sync.py``), so no search
 resolves links or runs Louvain.
 
+In an index in Milvus, a run first takes the leases of the roots it writes (another writer
+indexing one of them stops it with a message naming that writer) and holds them until the
+engine closes; the graph is brought up to date by one writer at a time.
+
 A damaged index (recorded by any process, or met during the run) is never patched: ``index``,
 ``update_paths`` and ``rebuild`` delete its files and build it again from the roots' files,
 and the report says so (``rebuilt_because``).
@@ -29,6 +33,7 @@ from noteseek.engine.state import IndexState
 from noteseek.graph.sync import refresh_communities, sync_graph
 from noteseek.indexing.embedding import EmbedReport, embed_pending
 from noteseek.store.base import IndexCorrupt, StoreError
+from noteseek.store.factory import hold_roots, writing_graph
 
 if TYPE_CHECKING:  # the indexer and the parsers load with the first write, not for a search
     from noteseek.indexing.indexer import Indexer, IndexReport, Progress
@@ -87,11 +92,13 @@ class Indexing:
         from noteseek.indexing.indexer import IndexReport
 
         report = IndexReport()
+        hold_roots(self.state.store, selected)
         reasons = self._check_manifest()
         self._record_choice()
         if reasons:
             report.rebuilt_because = "; ".join(reasons)
             selected = {**self.state.roots(), **selected}
+            hold_roots(self.state.store, selected)
         result = self._indexer().run(selected, force=force, progress=progress, report=report)
         self._update_graph()
         notice = remember_index(self.state.config)
@@ -115,6 +122,7 @@ class Indexing:
             )
         if self.state.damage() is not None:
             return self.index(keyword_only=True)  # rebuilds it from the files
+        hold_roots(self.state.store, [root_name])
         try:
             reasons = self._check_manifest()
             if reasons:
@@ -155,6 +163,7 @@ class Indexing:
     ) -> IndexReport:
         """:meth:`rebuild`, of ``extra`` roots too; ``damaged`` says why when already known."""
         roots = {**self.state.roots(), **(extra or {})}
+        hold_roots(self.state.store, roots)
         reason = damaged or self.state.damage()
         if reason is None:
             try:
@@ -195,7 +204,8 @@ class Indexing:
     def _update_graph(self) -> None:
         """Take the run's writes into the kept link graph; communities when due."""
         store = self.state.store
-        refresh_communities(store, sync_graph(store, self.state.cap))
+        with writing_graph(store):
+            refresh_communities(store, sync_graph(store, self.state.cap))
 
     def _record_choice(self) -> None:
         """Store the keyword-only choice given for this run (once the index exists)."""

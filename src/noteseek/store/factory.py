@@ -9,8 +9,10 @@ the embedded index never loads the client.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from noteseek.config import Settings
 from noteseek.store import folder as index_folder
@@ -23,6 +25,8 @@ if TYPE_CHECKING:
 INDEX_FILE = "index.db"
 DEFAULT_BACKEND = "sqlite"
 BACKENDS = ("sqlite", "milvus")
+GRAPH_WAIT = 300.0
+"""Seconds a writer waits for another one's link graph update (a large one takes minutes)."""
 
 
 def backend_for(settings: Settings) -> str | MilvusConfig:
@@ -59,7 +63,25 @@ def describe(backend: str | MilvusConfig, store: Store | None = None) -> dict[st
     }
     if isinstance(store, MilvusStore):
         out.update(store.details())
+        out["leases"] = store.lease_holders()
     return out
+
+
+def hold_roots(store: Store, names: Iterable[str]) -> None:
+    """Take the leases of the roots a write is about to touch, for as long as the handle
+    stays open: several writers share a Milvus index root by root (``store/milvus/leases.py``;
+    raises a ``StoreError`` naming the holder of a root another writer holds). The embedded
+    index has one writer, guarded by the index folder's lock: nothing to do."""
+    hold = getattr(store, "hold_roots", None)
+    if hold is not None:
+        hold(list(names))
+
+
+def writing_graph(store: Store) -> AbstractContextManager[None]:
+    """Hold the right to bring the kept link graph up to date (one writer at a time in a
+    shared Milvus index; waits up to :data:`GRAPH_WAIT` seconds for another writer's)."""
+    writing = getattr(store, "writing_graph", None)
+    return nullcontext() if writing is None else cast(Any, writing(GRAPH_WAIT))
 
 
 def _milvus(backend: str | MilvusConfig, readonly: bool) -> Store | None:

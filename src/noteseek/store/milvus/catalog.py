@@ -80,6 +80,7 @@ class MilvusCatalog(MilvusCore):
         return {n: str(r["kind"]) for n, r in sorted(self._roots().items())}
 
     def ensure_root(self, name: str, path: str, kind: str = "files") -> int:
+        self._require_root(name)
         with self.transaction():
             roots = self._roots()
             found = roots.get(name)
@@ -110,6 +111,7 @@ class MilvusCatalog(MilvusCore):
     def write_file(self, prepared: PreparedFile, indexed_at: float, file_id: int | None) -> int:
         """Buffer one file's rows (file row and chunks under a new generation)."""
         with self.transaction():
+            self._require_root(prepared.record.root)
             root = self._roots().get(prepared.record.root)
             if root is None:
                 raise KeyError(f"unknown root {prepared.record.root!r}")

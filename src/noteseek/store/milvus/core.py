@@ -29,7 +29,7 @@ import logging
 import secrets
 import threading
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,7 +37,7 @@ from typing import Any
 from noteseek.store.base import ChangeToken
 from noteseek.store.milvus import schema
 from noteseek.store.milvus.errors import milvus_errors, reason_of, unavailable, version_error
-from noteseek.store.milvus.leases import Leases
+from noteseek.store.milvus.leases import LeaseLost, Leases
 
 IN_BATCH = 1000
 """Values per ``in [...]`` list."""
@@ -289,6 +289,37 @@ class MilvusCore:
             first, end = self.leases.claim_block(n, floor)
         self._ids = (first + n, end)
         return first
+
+    # -- leases -------------------------------------------------------------------------------
+
+    def hold_roots(self, names: Iterable[str], wait: float = 0.0) -> None:
+        """Hold the lease of each root (``leases.py``) until this handle closes; raises
+        :class:`~noteseek.store.milvus.leases.LeaseHeld` naming the holder of one another
+        writer holds (after waiting up to ``wait`` seconds), holding none of them then."""
+        taken: list[str] = []
+        try:
+            for name in names:
+                resource = "root:" + name
+                if resource not in self.leases.held:
+                    self.leases.acquire(resource, "root", wait)
+                    taken.append(resource)
+        except BaseException:
+            self.leases.release(taken)
+            raise
+
+    def writing_graph(self, wait: float) -> AbstractContextManager[None]:
+        """Hold the ``graph`` lease for a block: one writer brings the kept graph up to date
+        at a time (the others wait up to ``wait`` seconds)."""
+        return self.leases.holding("graph", "graph", wait)
+
+    def lease_holders(self) -> list[dict[str, Any]]:
+        """Who holds which lease now (for ``status``)."""
+        return [h.to_dict() for h in self.leases.holders()]
+
+    def _require_root(self, root: str) -> None:
+        """A handle that holds leases writes only the roots it holds."""
+        if self.leases.held and "root:" + root not in self.leases.held:
+            raise LeaseLost(f"this writer does not hold the lease on root {root!r}")
 
     def change_token(self) -> ChangeToken:
         """Moves whenever any handle commits (the version in ``meta``) or this one does."""

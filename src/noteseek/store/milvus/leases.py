@@ -71,7 +71,7 @@ class LeaseHeld(StoreError):
     def __init__(self, resource: str, holder: Holder) -> None:
         self.resource = resource
         self.holder = holder
-        what = resource.replace("root:", "root ", 1)
+        what = f"root {resource[5:]!r}" if resource.startswith("root:") else f"the {resource}"
         super().__init__(
             f"{what} of this Milvus index is being written by {holder.describe()}; "
             "wait for it to finish (or stop it), then try again"
@@ -174,8 +174,8 @@ class Leases:
         return self._rows(f"resource == {_lit(resource)}")
 
     def holders(self, kind: str | None = None) -> list[Holder]:
-        """The live held claims (of one kind), oldest first."""
-        expr = "held == 1" + (f" and kind == {_lit(kind)}" if kind else "")
+        """The live held claims (of one kind; else every kind but id blocks), oldest first."""
+        expr = "held == 1 and " + (f"kind == {_lit(kind)}" if kind else 'kind != "ids"')
         now = time.time()
         found = [_holder(r) for r in self._rows(expr) if float(r["expires"]) > now]
         return sorted(found, key=lambda h: (h.claimed, h.resource))
@@ -226,9 +226,7 @@ class Leases:
                 self._write(resource, kind, expires, False, n, m)
                 rows = self._claims(resource)
                 now = time.time()
-                others = [
-                    r for r in rows if float(r["expires"]) > now and r["token"] != self.token
-                ]
+                others = [r for r in rows if float(r["expires"]) > now and r["token"] != self.token]
                 mine = [r for r in rows if r["token"] == self.token]
                 if mine and not others:
                     self._write(resource, kind, expires, True, n, m)
