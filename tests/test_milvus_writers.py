@@ -16,6 +16,7 @@ import threading
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -68,7 +69,8 @@ def engine(tmp: Path, name: str, uri: str, roots: dict[str, Path], prefix: str) 
     folder = tmp / f"project-{name}"
     folder.mkdir()
     project(folder, roots)
-    return engine_for(folder, **{"milvus.uri": uri, "milvus.collection": prefix})
+    flags: dict[str, Any] = {"milvus.uri": uri, "milvus.collection": prefix}
+    return engine_for(folder, **flags)
 
 
 def parts_of(texts: list[str]) -> set[tuple[int, int, int]]:
@@ -151,7 +153,7 @@ def test_writers_on_different_roots_at_once_while_a_reader_searches(tmp_path: Pa
         except BaseException as exc:  # reported by the main thread
             errors.append(f"{root}: {type(exc).__name__}: {exc}")
 
-    stop, seen, reads = threading.Event(), [], [0]
+    stop, seen, reads = threading.Event(), list[str](), [0]
     looking = threading.Thread(target=read_loop, args=(reader, stop, seen, reads))
     looking.start()
     threads = [threading.Thread(target=index, args=(r,)) for r in ROOTS]
@@ -282,3 +284,21 @@ def test_claims_at_once_give_one_holder_and_distinct_id_blocks(tmp_path: Path) -
     assert [h["resource"] for h in holders] == ["root:contended"]
     for store in handles:
         store.close()
+
+
+def test_roots_another_machine_added_are_not_indexed_here(tmp_path: Path) -> None:
+    uri = str(tmp_path / "milvus.db")
+    mine = make_root(tmp_path / "notes", "mine")
+    elsewhere = MilvusStore(MilvusConfig(uri=uri, prefix="noteseek"))
+    elsewhere.leases.info["host"] = "another-machine"
+    elsewhere.ensure_root("theirs", "/srv/their/notes")  # added by `noteseek index` there
+    elsewhere.ensure_root("adhoc", str(mine))
+    elsewhere.leases.info["host"] = socket.gethostname()
+    elsewhere.ensure_root("earlier", str(tmp_path / "notes" / "earlier"))  # added here before
+    eng = engine(tmp_path, "here", uri, {"mine": mine}, "noteseek")
+    assert set(eng._state.roots()) - {"memory"} == {"mine", "earlier"}
+    report = eng.index(keyword_only=True)  # their roots are neither indexed nor leased
+    assert set(report.roots) - {"memory"} == {"earlier", "mine"} and report.added == FILES
+    assert elsewhere.root_hosts()["mine"] == socket.gethostname()
+    eng.close()
+    elsewhere.close()

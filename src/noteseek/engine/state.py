@@ -63,6 +63,7 @@ from noteseek.store.factory import (
     backend_for,
     damage,
     describe,
+    foreign_roots,
     index_file,
     index_present,
     open_reader,
@@ -294,8 +295,9 @@ class IndexState:
             )
         if self.index_exists:
             known = {str(Path(r.path).expanduser().resolve()) for r in roots.values()}
+            foreign = foreign_roots(self.store)  # another machine's, in a shared index
             for name, (path, kind) in self._stored_roots().items():
-                if name not in roots and path not in known:
+                if name not in roots and path not in known and name not in foreign:
                     roots[name] = RootConfig(path=path, kind=kind)
         if self.settings.git.discover:
             for name, root in self._discovered(roots).items():

@@ -9,6 +9,7 @@ the embedded index never loads the client.
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Iterable
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
@@ -82,6 +83,16 @@ def writing_graph(store: Store) -> AbstractContextManager[None]:
     shared Milvus index; waits up to :data:`GRAPH_WAIT` seconds for another writer's)."""
     writing = getattr(store, "writing_graph", None)
     return nullcontext() if writing is None else cast(Any, writing(GRAPH_WAIT))
+
+
+def foreign_roots(store: Store) -> set[str]:
+    """The roots of a shared (Milvus) index that another machine added: its folders, which a
+    writer here neither indexes nor watches unless configured to."""
+    hosts = getattr(store, "root_hosts", None)
+    if hosts is None:
+        return set()
+    here = socket.gethostname()
+    return {name for name, host in hosts().items() if host and host != here}
 
 
 def _milvus(backend: str | MilvusConfig, readonly: bool) -> Store | None:

@@ -79,6 +79,11 @@ class MilvusCatalog(MilvusCore):
     def root_kinds(self) -> dict[str, str]:
         return {n: str(r["kind"]) for n, r in sorted(self._roots().items())}
 
+    def root_hosts(self) -> dict[str, str]:
+        """Root name -> the machine that added it (writers on several machines share one
+        index in Milvus: each indexes the roots it added, not another machine's folders)."""
+        return {n: str(r.get("host", "")) for n, r in sorted(self._roots().items())}
+
     def ensure_root(self, name: str, path: str, kind: str = "files") -> int:
         self._require_root(name)
         with self.transaction():
@@ -93,7 +98,7 @@ class MilvusCatalog(MilvusCore):
                 root_id = int(found["id"])
             else:
                 root_id = self._new_ids(1)
-            row = {"id": root_id, "path": path, "kind": kind}
+            row = {"id": root_id, "path": path, "kind": kind, "host": self.leases.info["host"]}
             self._put_meta("root:" + name, json.dumps(row, sort_keys=True))
             return root_id
 
