@@ -214,10 +214,17 @@ def test_a_second_writer_on_a_root_is_refused_naming_the_holder(tmp_path: Path) 
     # status names the holder, for every process reading the index
     leases = second.status()["store"]["leases"]
     assert [(x["resource"], x["pid"]) for x in leases] == [("root:alpha", os.getpid())]
+    # Of several roots, those another writer holds are left out and reported.
+    beta = make_root(tmp_path / "notes", "beta")
+    both = second.index(["alpha", str(beta)], keyword_only=True)
+    assert both.roots == ["beta"] and both.added == FILES
+    assert [(p["root"], p["severity"]) for p in both.problems] == [("alpha", "error")]
+    assert f"pid {os.getpid()}" in both.problems[0]["reason"]
     first.close()
     report = second.index(["alpha"], keyword_only=True)  # free again
     assert report.unchanged == FILES
-    assert second.status()["store"]["leases"][0]["resource"] == "root:alpha"
+    held = {x["resource"] for x in second.status()["store"]["leases"]}
+    assert held == {"root:alpha", "root:beta"}
     second.close()
 
 

@@ -92,13 +92,12 @@ class Indexing:
         from noteseek.indexing.indexer import IndexReport
 
         report = IndexReport()
-        hold_roots(self.state.store, selected)
+        selected = self._held(selected, report)
         reasons = self._check_manifest()
         self._record_choice()
         if reasons:
             report.rebuilt_because = "; ".join(reasons)
-            selected = {**self.state.roots(), **selected}
-            hold_roots(self.state.store, selected)
+            selected = self._held({**self.state.roots(), **selected}, report)
         result = self._indexer().run(selected, force=force, progress=progress, report=report)
         self._update_graph()
         notice = remember_index(self.state.config)
@@ -107,6 +106,19 @@ class Indexing:
         self.state.remember_roots()
         self._embed_after_index(result, keyword_only, embed_progress)
         return result
+
+    def _held(self, selected: dict[str, RootConfig], report: IndexReport) -> dict[str, RootConfig]:
+        """The roots of ``selected`` this writer holds now (an index in Milvus: its leases);
+        one another writer holds is left out, reported as a problem naming that writer, and
+        taken at a later run; the error itself when it holds every one."""
+        busy = hold_roots(self.state.store, selected)
+        if busy and len(busy) == len(selected):
+            raise next(iter(busy.values()))
+        for name, exc in sorted(busy.items()):
+            report.problems.append(
+                {"root": name, "path": "", "severity": "error", "reason": str(exc)}
+            )
+        return {n: r for n, r in selected.items() if n not in busy}
 
     def update_paths(self, root_name: str, rels: Iterable[str]) -> IndexReport:
         """Index only the changed paths ``rels`` (relative to root ``root_name``).
@@ -122,7 +134,8 @@ class Indexing:
             )
         if self.state.damage() is not None:
             return self.index(keyword_only=True)  # rebuilds it from the files
-        hold_roots(self.state.store, [root_name])
+        for busy in hold_roots(self.state.store, [root_name]).values():
+            raise busy
         try:
             reasons = self._check_manifest()
             if reasons:
@@ -163,7 +176,8 @@ class Indexing:
     ) -> IndexReport:
         """:meth:`rebuild`, of ``extra`` roots too; ``damaged`` says why when already known."""
         roots = {**self.state.roots(), **(extra or {})}
-        hold_roots(self.state.store, roots)
+        for busy in hold_roots(self.state.store, roots).values():
+            raise busy  # everything is cleared: every root's writer must be this one
         reason = damaged or self.state.damage()
         if reason is None:
             try:

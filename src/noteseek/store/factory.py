@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from noteseek.config import Settings
 from noteseek.store import folder as index_folder
-from noteseek.store.base import Store
+from noteseek.store.base import Store, StoreError
 from noteseek.store.sqlite import INDEX_SUFFIXES, SQLiteStore
 
 if TYPE_CHECKING:
@@ -68,14 +68,20 @@ def describe(backend: str | MilvusConfig, store: Store | None = None) -> dict[st
     return out
 
 
-def hold_roots(store: Store, names: Iterable[str]) -> None:
+def hold_roots(store: Store, names: Iterable[str]) -> dict[str, StoreError]:
     """Take the leases of the roots a write is about to touch, for as long as the handle
-    stays open: several writers share a Milvus index root by root (``store/milvus/leases.py``;
-    raises a ``StoreError`` naming the holder of a root another writer holds). The embedded
-    index has one writer, guarded by the index folder's lock: nothing to do."""
+    stays open: several writers share a Milvus index root by root (``store/milvus/leases.py``).
+    Returns the roots another writer holds, each with the error naming that writer. The
+    embedded index has one writer, guarded by the index folder's lock: nothing to take."""
     hold = getattr(store, "hold_roots", None)
+    busy: dict[str, StoreError] = {}
     if hold is not None:
-        hold(list(names))
+        for name in names:
+            try:
+                hold([name])
+            except StoreError as exc:
+                busy[name] = exc
+    return busy
 
 
 def writing_graph(store: Store) -> AbstractContextManager[None]:
