@@ -22,9 +22,10 @@ import pytest
 
 from noteseek.analysis import get_analyzer
 from noteseek.engine import Engine
+from noteseek.operations.errors import as_operation_error
 from noteseek.search.keyword import weights_of
 from noteseek.search.query import parse_query
-from noteseek.store.milvus import MilvusConfig, MilvusStore
+from noteseek.store.milvus import MilvusConfig, MilvusStore, MilvusUnavailable
 from noteseek.store.milvus.leases import LeaseHeld, LeaseLost
 from noteseek.types import Filters
 from tests.helpers import engine_for, project, write
@@ -211,6 +212,8 @@ def test_a_second_writer_on_a_root_is_refused_naming_the_holder(tmp_path: Path) 
         second.index(["alpha"], keyword_only=True)
     said = str(refused.value)
     assert "root 'alpha'" in said and f"pid {os.getpid()} on {socket.gethostname()}" in said
+    error = as_operation_error(refused.value)  # every door: a conflict (CLI exit 4, HTTP 409)
+    assert error is not None and error.kind == "conflict" and str(error) == said
     # status names the holder, for every process reading the index
     leases = second.status()["store"]["leases"]
     assert [(x["resource"], x["pid"]) for x in leases] == [("root:alpha", os.getpid())]
@@ -309,3 +312,24 @@ def test_roots_another_machine_added_are_not_indexed_here(tmp_path: Path) -> Non
     assert elsewhere.root_hosts()["mine"] == socket.gethostname()
     eng.close()
     elsewhere.close()
+
+
+def test_collections_of_an_earlier_build_are_one_clear_error(tmp_path: Path) -> None:
+    from pymilvus import DataType
+
+    config = MilvusConfig(uri=str(tmp_path / "m.db"), prefix="old")
+    store = MilvusStore(config)
+    client = store.client
+    client.drop_collection("old_terms")  # as an earlier build made it: one row per term
+    old = client.create_schema(auto_id=False, enable_dynamic_field=False)
+    old.add_field("term", DataType.VARCHAR, is_primary=True, max_length=64)
+    old.add_field("cdf", DataType.INT64)
+    old.add_field("_v", DataType.FLOAT_VECTOR, dim=2)
+    index = client.prepare_index_params()
+    index.add_index("_v", index_type="FLAT", metric_type="L2")
+    client.create_collection("old_terms", schema=old, index_params=index)
+    store.close()
+    with pytest.raises(MilvusUnavailable) as refused:
+        MilvusStore(config)
+    said = str(refused.value)
+    assert "earlier noteseek build" in said and "milvus.collection" in said

@@ -98,7 +98,7 @@ class MilvusCore:
         """The rest of this handle's id block: (next, end)."""
         self._stamp = 0
         """The version the commit being applied sets."""
-        self.leases = Leases(self._locked, self._tables[schema.LEASES])
+        self.leases = Leases(lambda: self.client, self._lock, self._tables[schema.LEASES])
         errors = milvus_errors()
         try:
             self.client = self._connect()
@@ -108,8 +108,12 @@ class MilvusCore:
                     schema.create(self.client, self.prefix, table)
                 else:
                     schema.load(self.client, collection)
+            why = schema.outdated(self.client, self.prefix)
         except errors as exc:
             raise unavailable(self.uri, reason_of(exc)) from exc
+        if why is not None:
+            self.client.close()
+            raise unavailable(self.uri, why)
 
     def _connect(self) -> Any:
         # Their log lines (a traceback when a Lite file is locked, a warning per scan) would
@@ -146,11 +150,6 @@ class MilvusCore:
                 schema.load(self.client, collection)
             sizes = {c: self._count(c) for c in names}
             return {"server_version": str(self.client.get_server_version()), "collections": sizes}
-
-    def _locked(self, call: Any) -> Any:
-        """``call(client)`` under the handle's lock (for the thread renewing leases)."""
-        with self._lock:
-            return call(self.client)
 
     def close(self) -> None:
         with self._lock:

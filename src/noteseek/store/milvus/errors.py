@@ -46,6 +46,8 @@ def unavailable(uri: str, reason: str) -> MilvusUnavailable:
             "another process may have this Milvus Lite file open (Milvus Lite serves one "
             "process at a time; several need a Milvus Server)"
         )
+    elif "earlier noteseek build" in low:
+        hint = "delete those collections and index again, or set milvus.collection to a new prefix"
     elif "no module named" in low:
         hint = "install the extra: pip install 'noteseek[milvus]'"
     else:

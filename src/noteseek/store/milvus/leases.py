@@ -52,7 +52,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from noteseek.store.base import StoreError
+from noteseek.store.base import StoreError, WriterConflict
 
 LEASE_SECONDS = 60.0
 """How long a claim lives without being renewed."""
@@ -65,7 +65,7 @@ BLOCK = 65_536
 SEP = "|"
 
 
-class LeaseHeld(StoreError):
+class LeaseHeld(WriterConflict):
     """Another writer holds the resource; ``holder`` says who."""
 
     def __init__(self, resource: str, holder: Holder) -> None:
@@ -136,18 +136,20 @@ FIELDS = ["pk", "resource", "kind", "token", "holder", "claimed", "expires", "he
 class Leases:
     """The leases one store handle claims, holds and renews.
 
-    ``call`` runs a function with the handle's client under the handle's lock (the renewing
-    thread shares the client with the handle).
+    ``client`` gives the handle's client; ``lock`` is the handle's lock, taken around every
+    change of what is held and every call to Milvus (the renewing thread shares the client).
     """
 
     def __init__(
         self,
-        call: Callable[[Callable[[Any], Any]], Any],
+        client: Callable[[], Any],
+        lock: threading.RLock,
         collection: str,
         *,
         ttl: float = LEASE_SECONDS,
     ) -> None:
-        self._call = call
+        self._client = client
+        self._lock = lock
         self.collection = collection
         self.ttl = ttl
         self.token = secrets.token_hex(8)
@@ -158,6 +160,10 @@ class Leases:
         self.lost: dict[str, str] = {}
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
+
+    def _call(self, call: Callable[[Any], Any]) -> Any:
+        with self._lock:
+            return call(self._client())
 
     # -- reading ------------------------------------------------------------------------------
 
@@ -211,36 +217,48 @@ class Leases:
     ) -> Holder | None:
         """Claim ``resource`` (the module docstring's protocol); None when this handle holds
         it now, else the holder (or the other claimant) that keeps it."""
-        if resource in self.held:
-            return None
         for attempt in range(ATTEMPTS):
-            now = time.time()
-            rows = self._claims(resource)
-            live = [r for r in rows if float(r["expires"]) > now and r["token"] != self.token]
+            with self._lock:
+                won, live = self._claim_once(resource, kind, forever, n, m)
+            if won:
+                return None
             held = [r for r in live if r["held"]]
             if held:
                 return _holder(held[0])
-            self._delete([str(r["pk"]) for r in rows if float(r["expires"]) <= now])
-            if not live:
-                expires = FOREVER if forever else now + self.ttl
-                self._write(resource, kind, expires, False, n, m)
-                rows = self._claims(resource)
-                now = time.time()
-                others = [r for r in rows if float(r["expires"]) > now and r["token"] != self.token]
-                mine = [r for r in rows if r["token"] == self.token]
-                if mine and not others:
-                    self._write(resource, kind, expires, True, n, m)
-                    if not forever:
-                        self.held[resource] = expires
-                        self._start_renewing()
-                    return None
-                self._delete([self._pk(resource)])
-                self._since.pop(resource, None)
-                live = others
             if attempt == ATTEMPTS - 1:
                 return _holder(live[0]) if live else None
             time.sleep(random.uniform(0.02, 0.2) * (attempt + 1))
         return None  # pragma: no cover - the loop returns
+
+    def _claim_once(
+        self, resource: str, kind: str, forever: bool, n: int, m: int
+    ) -> tuple[bool, list[dict[str, Any]]]:
+        """One claim: (won, the other live claims seen)."""
+        if resource in self.held:
+            return True, []
+        now = time.time()
+        rows = self._claims(resource)
+        live = [r for r in rows if float(r["expires"]) > now and r["token"] != self.token]
+        if live:
+            return False, live
+        self._delete([str(r["pk"]) for r in rows if float(r["expires"]) <= now])
+        expires = FOREVER if forever else now + self.ttl
+        self._write(resource, kind, expires, False, n, m)
+        rows = self._claims(resource)
+        now = time.time()
+        others = [r for r in rows if float(r["expires"]) > now and r["token"] != self.token]
+        if not others and any(r["token"] == self.token for r in rows):
+            self._write(resource, kind, expires, True, n, m)
+            if forever:
+                self._since.pop(resource, None)
+            else:
+                self.held[resource] = expires
+                self.lost.pop(resource, None)
+                self._start_renewing()
+            return True, []
+        self._delete([self._pk(resource)])
+        self._since.pop(resource, None)
+        return False, others
 
     def acquire(self, resource: str, kind: str, wait: float = 0.0) -> None:
         """Hold ``resource``, waiting up to ``wait`` seconds for its holder; else
@@ -267,14 +285,15 @@ class Leases:
 
     def release(self, resources: list[str] | None = None) -> None:
         """Give up some leases (all when None)."""
-        names = list(self.held) if resources is None else resources
-        for name in names:
-            self.held.pop(name, None)
-            self.lost.pop(name, None)
-            self._since.pop(name, None)
-        self._delete([self._pk(n) for n in names])
-        if not self.held:
-            self._stop.set()
+        with self._lock:
+            names = list(self.held) if resources is None else resources
+            for name in names:
+                self.held.pop(name, None)
+                self.lost.pop(name, None)
+                self._since.pop(name, None)
+            self._delete([self._pk(n) for n in names])
+            if not self.held:
+                self._stop.set()
 
     # -- id blocks ----------------------------------------------------------------------------
 
@@ -290,7 +309,8 @@ class Leases:
     # -- keeping ------------------------------------------------------------------------------
 
     def check(self) -> None:
-        """Raise :class:`LeaseLost` unless every lease held is still this handle's."""
+        """Raise :class:`LeaseLost` unless every lease held is still this handle's (called
+        under the handle's lock, before a commit)."""
         if not self.held and not self.lost:
             return
         now = time.time()
@@ -304,6 +324,7 @@ class Leases:
                 self.renew()
             for resource in expired:
                 self.lost[resource] = "its lease expired"
+                self.held.pop(resource, None)
         if self.lost:
             resource, why = next(iter(self.lost.items()))
             raise LeaseLost(
@@ -313,6 +334,10 @@ class Leases:
 
     def renew(self) -> None:
         """Extend every lease held, if still this handle's (else it is marked lost)."""
+        with self._lock:
+            self._renew()
+
+    def _renew(self) -> None:
         if not self.held:
             return
         now = time.time()
@@ -329,7 +354,7 @@ class Leases:
             ]
             if not mine or taken or expires - now < self.ttl / 4:
                 self.lost.setdefault(resource, "its claim is gone or ran out before renewal")
-                self.held.pop(resource)
+                self.held.pop(resource, None)
                 continue
             new = now + self.ttl
             self._write(resource, str(mine[0].get("kind") or "root"), new, True, 0, 0)

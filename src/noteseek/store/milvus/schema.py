@@ -178,6 +178,18 @@ def _create(client: Any, collection: str, schema: Any, index: Any) -> None:
     client.load_collection(collection)
 
 
+def outdated(client: Any, prefix: str) -> str | None:
+    """Why existing collections cannot be used by this build (None when they can): those
+    made before several writers keep one ``terms`` row per term."""
+    fields = {f["name"] for f in client.describe_collection(name(prefix, TERMS))["fields"]}
+    if "root" not in fields:
+        return (
+            f"its collections ({prefix}_*) were made by an earlier noteseek build, before "
+            "several writers"
+        )
+    return None
+
+
 def load(client: Any, collection: str) -> None:
     """Load an existing collection for searching (an index opened again starts released)."""
     state = str(client.get_load_state(collection).get("state", ""))
