@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from noteseek.analysis import get_analyzer
-from noteseek.engine import Engine
+from noteseek.engine import Engine, live, open_engine
 from noteseek.operations.errors import as_operation_error
 from noteseek.search.keyword import weights_of
 from noteseek.search.query import parse_query
@@ -333,3 +333,54 @@ def test_collections_of_an_earlier_build_are_one_clear_error(tmp_path: Path) -> 
         MilvusStore(config)
     said = str(refused.value)
     assert "earlier noteseek build" in said and "milvus.collection" in said
+
+
+def test_watch_holds_its_roots_and_a_second_one_waits_for_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two live services (two machines' `noteseek watch`: each its own index folder and
+    lock) on one root of one Milvus index: the second names the first and takes over once
+    it stops."""
+    monkeypatch.setattr(live, "DAMAGE_RETRY", 0.2)  # the pause after a failed run
+    notes = make_root(tmp_path / "notes", "notes")
+    env = {"NOTESEEK_MILVUS__URI": str(tmp_path / "milvus.db")}
+    services = []
+    for name in ("first", "second"):
+        folder = tmp_path / name
+        folder.mkdir()
+        extra = "[memory]\nenabled = false\n[embedding]\nenabled = false\n"
+        project(folder, {"notes": notes}, extra + "[watch]\nreconcile_interval = 0.3\n")
+        config = open_engine(folder, environ=env).config
+        services.append(live.IndexService(config, watch=name == "first", command="watch"))
+    first, second = services
+    reader = engine(tmp_path, "reader", env["NOTESEEK_MILVUS__URI"], {}, "noteseek")
+    assert reader.status()["files"] == 0  # opened before the services' threads open theirs
+    try:
+        assert first.start() == "writer"
+        wait_until(lambda: reader.status()["files"] == FILES)
+        write(notes / "late.md", "# Late\n\nwritten while watched\n")
+        wait_until(lambda: reader.status()["files"] == FILES + 1)  # the watcher's batch
+        assert second.start() == "writer"  # of its own folder: the root is the first's
+        wait_until(lambda: "root 'notes'" in (second.last_error or ""))
+        assert f"a noteseek writer (pid {os.getpid()}" in str(second.last_error)
+        assert roots_held(reader) == [("root:notes", os.getpid())]
+        first.stop()  # releases the root
+        wait_until(lambda: any(j["state"] == "done" for j in second.state()["jobs"]))
+        assert roots_held(reader) == [("root:notes", os.getpid())]
+    finally:
+        first.stop()
+        second.stop()
+        reader.close()
+    assert reader.status()["store"]["leases"] == []
+
+
+def roots_held(eng: Engine) -> list[tuple[str, int]]:
+    leases = eng.status()["store"]["leases"]
+    return [(x["resource"], x["pid"]) for x in leases if x["resource"].startswith("root:")]
+
+
+def wait_until(check: Any, timeout: float = 60.0) -> None:
+    started = time.monotonic()
+    while not check():
+        assert time.monotonic() - started < timeout, "condition not met in time"
+        time.sleep(0.1)

@@ -50,6 +50,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from noteseek.store.base import StoreError, WriterConflict
@@ -126,8 +127,13 @@ def _holder(row: dict[str, Any]) -> Holder:
 
 
 def _command() -> str:
-    """The noteseek command this process runs (``index``, ``watch`` ...), for messages."""
-    return next((a for a in sys.argv[1:] if not a.startswith("-")), "")
+    """The noteseek command this process runs (``index``, ``watch`` ...), for messages;
+    empty in a program that is not noteseek's command line."""
+    argv = sys.argv or [""]
+    program = Path(argv[0])
+    if program.name != "noteseek" and program.parts[-3:] != ("interfaces", "cli", "__main__.py"):
+        return ""
+    return next((a for a in argv[1:] if not a.startswith("-")), "")
 
 
 FIELDS = ["pk", "resource", "kind", "token", "holder", "claimed", "expires", "held", "n", "m"]
