@@ -29,6 +29,18 @@ and saw A's row (A deletes it only when it gives up). "Lowest (time, token) wins
 not be safe: a claim stamped earlier but written later beats one that already read itself
 alone, so colliding claimants both withdraw and retry after random pauses instead.
 
+Why blocks for ids, rather than ids hashed to 64 bits or a writer number in the high bits:
+hashed ids may collide (rarely, but a collision merges two files' rows) and scatter one
+writer's ids, so rows that tie on score would order differently from the SQLite backend
+(parity) and from run to run; a writer number needs the same claim as a block, and blocks
+keep a lone writer's ids exactly 1, 2, 3 ... as before. A block costs one claim per 65,536
+ids (two writes, two reads); ids left in a block when its writer exits are never reused.
+
+Why per-root statistics rather than per-writer deltas: a root has one writer at a time (its
+lease), so its rows are read, changed and written back by that writer alone; their number is
+bounded by terms x roots, so there is nothing to compact, and a reader sums a handful of rows
+per query term.
+
 A holder renews its rows every ``ttl / 4`` while their expiry is more than half the ttl away
 by its own clock, and only if they are still there; a row gone or another writer's held row
 means the lease was lost, and the holder's next commit fails (:class:`LeaseLost`) instead of
