@@ -12,6 +12,8 @@ import itertools
 import os
 import re
 import socket
+import subprocess
+import sys
 import threading
 import time
 from collections import Counter
@@ -264,6 +266,29 @@ def test_an_expired_lease_is_taken_over_and_its_old_holder_writes_nothing(
     assert a.roots() == {"r": str(tmp_path)}
     a.close()
     b.close()
+
+
+def test_a_killed_holder_on_this_machine_is_taken_over_at_once(tmp_path: Path) -> None:
+    a, b = stores(tmp_path, 2)
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    a.leases.info["pid"] = int(dead.stdout)  # as if `noteseek index` there was killed
+    a.hold_roots(["r"])
+    a.leases._stop.set()
+    b.hold_roots(["r"])  # no need to wait for its lease to run out
+    assert [h.token for h in b.leases.holders("root")] == [b.leases.token]
+    a.leases.info["host"] = "another-machine"  # there, a pid says nothing here: it waits
+    a.leases.held.clear()
+    c = stores(tmp_path, 1)[0]
+    a.hold_roots(["s"])
+    with pytest.raises(LeaseHeld):
+        c.hold_roots(["s"])
+    for store in (a, b, c):
+        store.close()
 
 
 def test_claims_at_once_give_one_holder_and_distinct_id_blocks(tmp_path: Path) -> None:

@@ -45,8 +45,11 @@ A holder renews its rows every ``ttl / 4`` while their expiry is more than half 
 by its own clock, and only if they are still there; a row gone or another writer's held row
 means the lease was lost, and the holder's next commit fails (:class:`LeaseLost`) instead of
 writing: before each commit a handle holding leases checks them (one query). Expired rows are
-taken over by the next claimant. This assumes the writers' clocks agree to well within half
-the ttl (60 s by default) and no holder stalls that long between a check and its write.
+taken over by the next claimant, and so are the rows of a holder on the claimant's own
+machine whose process no longer runs (killed: no need to wait for its lease to run out; as
+the local writer lock, machines are told apart by host name). This assumes the writers'
+clocks agree to well within half the ttl (60 s by default) and no holder stalls that long
+between a check and its write.
 """
 
 from __future__ import annotations
@@ -248,6 +251,21 @@ class Leases:
             time.sleep(random.uniform(0.02, 0.2) * (attempt + 1))
         return None  # pragma: no cover - the loop returns
 
+    def _dead(self, row: dict[str, Any]) -> bool:
+        """Whether a claim's holder is a process of this machine that no longer runs (killed:
+        its lease need not run out first). Another machine's holders are never judged."""
+        info = row.get("holder") or {}
+        pid = int(info.get("pid", 0))
+        if info.get("host") != self.info["host"] or pid <= 0 or pid == os.getpid():
+            return False
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        except OSError:  # it runs, as another user
+            return False
+        return False
+
     def _claim_once(
         self, resource: str, kind: str, forever: bool, n: int, m: int
     ) -> tuple[bool, list[dict[str, Any]]]:
@@ -256,10 +274,11 @@ class Leases:
             return True, []
         now = time.time()
         rows = self._claims(resource)
-        live = [r for r in rows if float(r["expires"]) > now and r["token"] != self.token]
+        gone = [r for r in rows if float(r["expires"]) <= now or self._dead(r)]
+        live = [r for r in rows if r not in gone and r["token"] != self.token]
         if live:
             return False, live
-        self._delete([str(r["pk"]) for r in rows if float(r["expires"]) <= now])
+        self._delete([str(r["pk"]) for r in gone])
         expires = FOREVER if forever else now + self.ttl
         self._write(resource, kind, expires, False, n, m)
         rows = self._claims(resource)
