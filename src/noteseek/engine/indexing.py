@@ -33,7 +33,7 @@ from noteseek.engine.state import IndexState
 from noteseek.graph.sync import refresh_communities, sync_graph
 from noteseek.indexing.embedding import EmbedReport, embed_pending
 from noteseek.store.base import IndexCorrupt, StoreError
-from noteseek.store.factory import hold_roots, writing_graph
+from noteseek.store.factory import backend_for, hold_roots, writing_graph
 
 if TYPE_CHECKING:  # the indexer and the parsers load with the first write, not for a search
     from noteseek.indexing.indexer import Indexer, IndexReport, Progress
@@ -111,7 +111,7 @@ class Indexing:
         """The roots of ``selected`` this writer holds now (an index in Milvus: its leases);
         one another writer holds is left out, reported as a problem naming that writer, and
         taken at a later run; the error itself when it holds every one."""
-        busy = hold_roots(self.state.store, selected)
+        busy = self._busy(selected)
         if busy and len(busy) == len(selected):
             raise next(iter(busy.values()))
         for name, exc in sorted(busy.items()):
@@ -119,6 +119,14 @@ class Indexing:
                 {"root": name, "path": "", "severity": "error", "reason": str(exc)}
             )
         return {n: r for n, r in selected.items() if n not in busy}
+
+    def _busy(self, names: Iterable[str]) -> dict[str, StoreError]:
+        """Take the leases of roots of an index in Milvus; those another writer holds, with
+        the error naming it. The embedded index has one writer (the folder's lock), and its
+        store is not opened here (a damaged one is rebuilt without being opened)."""
+        if isinstance(backend_for(self.settings), str):
+            return {}
+        return hold_roots(self.state.store, names)
 
     def update_paths(self, root_name: str, rels: Iterable[str]) -> IndexReport:
         """Index only the changed paths ``rels`` (relative to root ``root_name``).
@@ -134,7 +142,7 @@ class Indexing:
             )
         if self.state.damage() is not None:
             return self.index(keyword_only=True)  # rebuilds it from the files
-        for busy in hold_roots(self.state.store, [root_name]).values():
+        for busy in self._busy([root_name]).values():
             raise busy
         try:
             reasons = self._check_manifest()
@@ -176,7 +184,7 @@ class Indexing:
     ) -> IndexReport:
         """:meth:`rebuild`, of ``extra`` roots too; ``damaged`` says why when already known."""
         roots = {**self.state.roots(), **(extra or {})}
-        for busy in hold_roots(self.state.store, roots).values():
+        for busy in self._busy(roots).values():
             raise busy  # everything is cleared: every root's writer must be this one
         reason = damaged or self.state.damage()
         if reason is None:

@@ -295,7 +295,8 @@ class IndexState:
             )
         if self.index_exists:
             known = {str(Path(r.path).expanduser().resolve()) for r in roots.values()}
-            foreign = foreign_roots(self.store)  # another machine's, in a shared index
+            shared = not isinstance(backend_for(self.settings), str)
+            foreign = foreign_roots(self.store) if shared else set()  # another machine's
             for name, (path, kind) in self._stored_roots().items():
                 if name not in roots and path not in known and name not in foreign:
                     roots[name] = RootConfig(path=path, kind=kind)
