@@ -34,6 +34,7 @@ def test_index_search_get_and_status_with_milvus_lite(tmp_path: Path) -> None:
     assert store["backend"] == "milvus-lite"
     assert store["uri"] == str(tmp_path / "lite" / "index.db")
     assert store["server_version"].startswith("milvus_lite")
+    assert store["leases"] == []  # each `index` released its roots' leases when it exited
     assert store["collections"]["noteseek_files"] == 36
     assert store["collections"]["noteseek_chunks"] == status["chunks"] > 36
     # The index runs kept the link graph in Milvus: every write taken in, edges and nodes.

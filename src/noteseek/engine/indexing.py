@@ -9,6 +9,10 @@ After every run the link graph kept with the index takes the run's writes in, an
 communities are recomputed when the graph changed enough (``graph/sync.py``), so no search
 resolves links or runs Louvain.
 
+In an index in Milvus, a run first takes the leases of the roots it writes (another writer
+indexing one of them stops it with a message naming that writer) and holds them until the
+engine closes; the graph is brought up to date by one writer at a time.
+
 A damaged index (recorded by any process, or met during the run) is never patched: ``index``,
 ``update_paths`` and ``rebuild`` delete its files and build it again from the roots' files,
 and the report says so (``rebuilt_because``).
@@ -29,6 +33,7 @@ from noteseek.engine.state import IndexState
 from noteseek.graph.sync import refresh_communities, sync_graph
 from noteseek.indexing.embedding import EmbedReport, embed_pending
 from noteseek.store.base import IndexCorrupt, StoreError
+from noteseek.store.factory import backend_for, hold_roots, writing_graph
 
 if TYPE_CHECKING:  # the indexer and the parsers load with the first write, not for a search
     from noteseek.indexing.indexer import Indexer, IndexReport, Progress
@@ -87,11 +92,12 @@ class Indexing:
         from noteseek.indexing.indexer import IndexReport
 
         report = IndexReport()
+        selected = self._held(selected, report)
         reasons = self._check_manifest()
         self._record_choice()
         if reasons:
             report.rebuilt_because = "; ".join(reasons)
-            selected = {**self.state.roots(), **selected}
+            selected = self._held({**self.state.roots(), **selected}, report)
         result = self._indexer().run(selected, force=force, progress=progress, report=report)
         self._update_graph()
         notice = remember_index(self.state.config)
@@ -100,6 +106,27 @@ class Indexing:
         self.state.remember_roots()
         self._embed_after_index(result, keyword_only, embed_progress)
         return result
+
+    def _held(self, selected: dict[str, RootConfig], report: IndexReport) -> dict[str, RootConfig]:
+        """The roots of ``selected`` this writer holds now (an index in Milvus: its leases);
+        one another writer holds is left out, reported as a problem naming that writer, and
+        taken at a later run; the error itself when it holds every one."""
+        busy = self._busy(selected)
+        if busy and len(busy) == len(selected):
+            raise next(iter(busy.values()))
+        for name, exc in sorted(busy.items()):
+            report.problems.append(
+                {"root": name, "path": "", "severity": "error", "reason": str(exc)}
+            )
+        return {n: r for n, r in selected.items() if n not in busy}
+
+    def _busy(self, names: Iterable[str]) -> dict[str, StoreError]:
+        """Take the leases of roots of an index in Milvus; those another writer holds, with
+        the error naming it. The embedded index has one writer (the folder's lock), and its
+        store is not opened here (a damaged one is rebuilt without being opened)."""
+        if isinstance(backend_for(self.settings), str):
+            return {}
+        return hold_roots(self.state.store, names)
 
     def update_paths(self, root_name: str, rels: Iterable[str]) -> IndexReport:
         """Index only the changed paths ``rels`` (relative to root ``root_name``).
@@ -115,6 +142,8 @@ class Indexing:
             )
         if self.state.damage() is not None:
             return self.index(keyword_only=True)  # rebuilds it from the files
+        for busy in self._busy([root_name]).values():
+            raise busy
         try:
             reasons = self._check_manifest()
             if reasons:
@@ -155,6 +184,8 @@ class Indexing:
     ) -> IndexReport:
         """:meth:`rebuild`, of ``extra`` roots too; ``damaged`` says why when already known."""
         roots = {**self.state.roots(), **(extra or {})}
+        for busy in self._busy(roots).values():
+            raise busy  # everything is cleared: every root's writer must be this one
         reason = damaged or self.state.damage()
         if reason is None:
             try:
@@ -195,7 +226,8 @@ class Indexing:
     def _update_graph(self) -> None:
         """Take the run's writes into the kept link graph; communities when due."""
         store = self.state.store
-        refresh_communities(store, sync_graph(store, self.state.cap))
+        with writing_graph(store):
+            refresh_communities(store, sync_graph(store, self.state.cap))
 
     def _record_choice(self) -> None:
         """Store the keyword-only choice given for this run (once the index exists)."""

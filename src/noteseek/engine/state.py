@@ -22,8 +22,7 @@ communities    kept with the index (Louvain,   inline (read as kept); computed h
 concepts       every chunk's words, embedded   in the background, at most once an hour
 ============== =============================== ===============================================
 
-Background refreshes read the index on their own read-only connection (a long read on the
-shared one would hold the searches' SQL meanwhile) at a lower CPU priority than searches.
+Background refreshes read the index on their own read-only connection, at a lower priority.
 """
 
 from __future__ import annotations
@@ -64,6 +63,7 @@ from noteseek.store.factory import (
     backend_for,
     damage,
     describe,
+    foreign_roots,
     index_file,
     index_present,
     open_reader,
@@ -283,11 +283,9 @@ class IndexState:
             self._store.close()
             self._store = None
 
-    # -- roots -----------------------------------------------------------------------------
-
     def roots(self) -> dict[str, RootConfig]:
-        """Configured roots, the memory folder (``[memory]``), and roots an earlier run added
-        from the command line."""
+        """Configured roots, the memory folder, roots an earlier run here added (not another
+        machine's: a shared index's ``foreign_roots``; SQLite's store is not opened for it)."""
         roots = dict(self.settings.roots)
         memory = self.settings.memory
         if memory.enabled and memory.root not in roots:
@@ -296,8 +294,10 @@ class IndexState:
             )
         if self.index_exists:
             known = {str(Path(r.path).expanduser().resolve()) for r in roots.values()}
+            shared = not isinstance(backend_for(self.settings), str)
+            foreign = foreign_roots(self.store) if shared else set()
             for name, (path, kind) in self._stored_roots().items():
-                if name not in roots and path not in known:
+                if name not in roots and path not in known and name not in foreign:
                     roots[name] = RootConfig(path=path, kind=kind)
         if self.settings.git.discover:
             for name, root in self._discovered(roots).items():

@@ -187,9 +187,8 @@ class Indexer:
         writing = {found.root for found, _ in jobs} | {n for n, m in missing_by_root.items() if m}
         self._at = sorted(writing) or list(roots)
         self._apply(jobs, states_by_root, missing_by_root, report, progress, started)
-        if styles != self._stored_styles():
-            # Recorded once the files are parsed the new way: an interrupted run re-parses.
-            self.store.set_meta(ROOT_STYLES_KEY, json.dumps(styles, sort_keys=True))
+        # Recorded once the files are parsed the new way: an interrupted run re-parses.
+        self._save_styles(styles, roots)
         return report
 
     def update_paths(
@@ -239,8 +238,7 @@ class Indexer:
         stale = {p for p in self.store.problem_paths(name) if _at_or_under(p, not_files)}
         self._record_scan_problems(name, stale, scan.problems, report)
         self._apply(jobs, {name: states}, {name: missing}, report, None, started)
-        if styles != self._stored_styles():
-            self.store.set_meta(ROOT_STYLES_KEY, json.dumps(styles, sort_keys=True))
+        self._save_styles(styles, [name])
         return report
 
     # -- internals ---------------------------------------------------------------------------
@@ -343,6 +341,14 @@ class Indexer:
 
     def _stored_styles(self) -> dict[str, str]:
         return stored_styles(self.store)
+
+    def _save_styles(self, styles: Mapping[str, str], names: Iterable[str]) -> None:
+        """Record the styles of the roots this run parsed, over those stored now (another
+        writer of an index in Milvus records its own roots' meanwhile)."""
+        stored = self._stored_styles()
+        merged = {**stored, **{n: styles[n] for n in names if n in styles}}
+        if merged != stored:
+            self.store.set_meta(ROOT_STYLES_KEY, json.dumps(merged, sort_keys=True))
 
     def _style(
         self,

@@ -71,7 +71,7 @@ def as_operation_error(exc: BaseException) -> OperationError | None:
     from noteseek.engine import Ambiguous as EngineAmbiguous
     from noteseek.engine import NotFound as EngineNotFound
     from noteseek.engine.live import NotWriter
-    from noteseek.store.base import StoreError
+    from noteseek.store.base import StoreError, WriterConflict
 
     if isinstance(exc, OperationError):
         return exc
@@ -80,6 +80,8 @@ def as_operation_error(exc: BaseException) -> OperationError | None:
         # which depends on the load as much as on the query, so the same query may succeed.
         return Unavailable(str(exc))
     message = str(exc.args[0]) if exc.args else str(exc)
+    if isinstance(exc, WriterConflict):  # another writer holds the root: it is named
+        return Conflict(message)
     if isinstance(exc, StoreError):  # damaged, read-only, full, locked: the message says what
         return Unavailable(message)
     if isinstance(exc, EngineNotFound):

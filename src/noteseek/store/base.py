@@ -35,6 +35,7 @@ from noteseek.store.errors import IndexFull as IndexFull
 from noteseek.store.errors import IndexUnavailable as IndexUnavailable
 from noteseek.store.errors import IndexUnwritable as IndexUnwritable
 from noteseek.store.errors import StoreError as StoreError
+from noteseek.store.errors import WriterConflict as WriterConflict
 from noteseek.store.errors import WriteRejected as WriteRejected
 from noteseek.types import Clause, Filters, KeywordQuery, PreparedFile
 

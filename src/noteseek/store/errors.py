@@ -44,5 +44,10 @@ class IndexUnavailable(StoreError):
     transient = True
 
 
+class WriterConflict(StoreError):
+    """Another writer holds what this write needs (a root of an index several writers
+    share): the message names it. A conflict, as another process holding the writer role."""
+
+
 class WriteRejected(ValueError):
     """The store refused one file's rows (a constraint); the run records it and goes on."""

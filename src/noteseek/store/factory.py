@@ -9,12 +9,15 @@ the embedded index never loads the client.
 
 from __future__ import annotations
 
+import socket
+from collections.abc import Iterable
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from noteseek.config import Settings
 from noteseek.store import folder as index_folder
-from noteseek.store.base import Store
+from noteseek.store.base import Store, StoreError
 from noteseek.store.sqlite import INDEX_SUFFIXES, SQLiteStore
 
 if TYPE_CHECKING:
@@ -23,6 +26,8 @@ if TYPE_CHECKING:
 INDEX_FILE = "index.db"
 DEFAULT_BACKEND = "sqlite"
 BACKENDS = ("sqlite", "milvus")
+GRAPH_WAIT = 300.0
+"""Seconds a writer waits for another one's link graph update (a large one takes minutes)."""
 
 
 def backend_for(settings: Settings) -> str | MilvusConfig:
@@ -59,7 +64,41 @@ def describe(backend: str | MilvusConfig, store: Store | None = None) -> dict[st
     }
     if isinstance(store, MilvusStore):
         out.update(store.details())
+        out["leases"] = store.lease_holders()
     return out
+
+
+def hold_roots(store: Store, names: Iterable[str]) -> dict[str, StoreError]:
+    """Take the leases of the roots a write is about to touch, for as long as the handle
+    stays open: several writers share a Milvus index root by root (``store/milvus/leases.py``).
+    Returns the roots another writer holds, each with the error naming that writer. The
+    embedded index has one writer, guarded by the index folder's lock: nothing to take."""
+    hold = getattr(store, "hold_roots", None)
+    busy: dict[str, StoreError] = {}
+    if hold is not None:
+        for name in names:
+            try:
+                hold([name])
+            except StoreError as exc:
+                busy[name] = exc
+    return busy
+
+
+def writing_graph(store: Store) -> AbstractContextManager[None]:
+    """Hold the right to bring the kept link graph up to date (one writer at a time in a
+    shared Milvus index; waits up to :data:`GRAPH_WAIT` seconds for another writer's)."""
+    writing = getattr(store, "writing_graph", None)
+    return nullcontext() if writing is None else cast(Any, writing(GRAPH_WAIT))
+
+
+def foreign_roots(store: Store) -> set[str]:
+    """The roots of a shared (Milvus) index that another machine added: its folders, which a
+    writer here neither indexes nor watches unless configured to."""
+    hosts = getattr(store, "root_hosts", None)
+    if hosts is None:
+        return set()
+    here = socket.gethostname()
+    return {name for name, host in hosts().items() if host and host != here}
 
 
 def _milvus(backend: str | MilvusConfig, readonly: bool) -> Store | None:

@@ -165,6 +165,12 @@ def status(
             + (f" ({escape(store['server_version'])})" if store.get("server_version") else "")
             + (f": {escape(sizes)}" if sizes else "")
         )
+        for lease in store.get("leases") or []:
+            out.print(
+                f"[bold]lease[/] {escape(lease['resource'])}: noteseek "
+                f"{escape(lease['command'] or 'writer')} (pid {lease['pid']} on "
+                f"{escape(lease['host'])})"
+            )
     table = Table("root", "style", "path", "files", "chunks", box=None)
     for r in data["roots"]:
         table.add_row(

@@ -19,7 +19,8 @@ from typing import Any
 from noteseek.sources.base import printable_path as _text
 from noteseek.store.base import FileRow, FileState, Problem, WriteRejected
 from noteseek.store.milvus import bm25, rows, schema
-from noteseek.store.milvus.core import STATS, MilvusCore, Op, in_list, lit, meta_row
+from noteseek.store.milvus.core import MilvusCore, Op, in_list, lit, meta_row
+from noteseek.store.milvus.leases import LeaseHeld
 from noteseek.types import PreparedFile
 
 RUNS_KEPT = 20
@@ -69,7 +70,8 @@ class MilvusCatalog(MilvusCore):
     # -- roots --------------------------------------------------------------------------------
 
     def _roots(self) -> dict[str, dict[str, Any]]:
-        return dict(self._meta_json("roots", {}))
+        """Root name -> its row (``root:NAME`` in meta: each root's writer writes its own)."""
+        return {n: json.loads(v) for n, v in self._meta_prefix("root:").items()}
 
     def roots(self) -> dict[str, str]:
         return {n: str(r["path"]) for n, r in sorted(self._roots().items())}
@@ -77,7 +79,13 @@ class MilvusCatalog(MilvusCore):
     def root_kinds(self) -> dict[str, str]:
         return {n: str(r["kind"]) for n, r in sorted(self._roots().items())}
 
+    def root_hosts(self) -> dict[str, str]:
+        """Root name -> the machine that added it (writers on several machines share one
+        index in Milvus: each indexes the roots it added, not another machine's folders)."""
+        return {n: str(r.get("host", "")) for n, r in sorted(self._roots().items())}
+
     def ensure_root(self, name: str, path: str, kind: str = "files") -> int:
+        self._require_root(name)
         with self.transaction():
             roots = self._roots()
             found = roots.get(name)
@@ -90,8 +98,8 @@ class MilvusCatalog(MilvusCore):
                 root_id = int(found["id"])
             else:
                 root_id = self._new_ids(1)
-            roots[name] = {"id": root_id, "path": path, "kind": kind}
-            self._put_meta("roots", json.dumps(roots, sort_keys=True))
+            row = {"id": root_id, "path": path, "kind": kind, "host": self.leases.info["host"]}
+            self._put_meta("root:" + name, json.dumps(row, sort_keys=True))
             return root_id
 
     def _root_file_ids(self, name: str) -> set[int]:
@@ -108,6 +116,7 @@ class MilvusCatalog(MilvusCore):
     def write_file(self, prepared: PreparedFile, indexed_at: float, file_id: int | None) -> int:
         """Buffer one file's rows (file row and chunks under a new generation)."""
         with self.transaction():
+            self._require_root(prepared.record.root)
             root = self._roots().get(prepared.record.root)
             if root is None:
                 raise KeyError(f"unknown root {prepared.record.root!r}")
@@ -173,7 +182,11 @@ class MilvusCatalog(MilvusCore):
             self._ops.append(("file", file_id, None, None))
 
     def clear(self) -> None:
-        """Drop every indexed document and problem; vectors, roots and meta stay."""
+        """Drop every indexed document and problem; vectors, roots and meta stay. Refused
+        while another writer holds a root's lease (its writes would be dropped)."""
+        for holder in self.leases.holders("root"):
+            if holder.token != self.leases.token:
+                raise LeaseHeld(holder.resource, holder)
         with self.transaction():
             self._ops.append(("clear",))
 
@@ -280,14 +293,19 @@ class MilvusCatalog(MilvusCore):
         ]
 
     def record_run(self, started: float, finished: float, summary: Mapping[str, Any]) -> None:
+        """One row per run (``run:<finished>:<writer>``: writers never overwrite each
+        other's); the oldest beyond :data:`RUNS_KEPT` go."""
         with self.transaction():
-            runs = list(self._meta_json("runs", []))
-            runs.append({"started": started, "finished": finished, **summary})
-            self._put_meta("runs", json.dumps(runs[-RUNS_KEPT:], ensure_ascii=False))
+            runs = sorted(self._meta_prefix("run:"))
+            run = {"started": started, "finished": finished, **summary}
+            key = f"{finished:020.6f}:{self.leases.token}"
+            self._put_meta("run:" + key, json.dumps(run, ensure_ascii=False))
+            for old in runs[: max(0, len(runs) + 1 - RUNS_KEPT)]:
+                self._put_meta("run:" + old, None)
 
     def last_run(self) -> dict[str, Any] | None:
-        runs = self._meta_json("runs", [])
-        return dict(runs[-1]) if runs else None
+        runs = self._meta_prefix("run:")
+        return dict(json.loads(runs[max(runs)])) if runs else None
 
     def stats(self) -> dict[str, Any]:
         per_root = []
@@ -342,7 +360,7 @@ class MilvusCatalog(MilvusCore):
                 others.append(op)
         rewritten = set(new_chunks)
         old = self._query_in(
-            schema.CHUNKS, "file_id", rewritten, ["rowid", "file_id", "gen", "kw", "ntok"]
+            schema.CHUNKS, "file_id", rewritten, ["rowid", "file_id", "gen", "root", "kw", "ntok"]
         )
         self._update_statistics(committed, current, old, new_chunks)
         self._upsert(
@@ -363,18 +381,21 @@ class MilvusCatalog(MilvusCore):
         old: list[dict[str, Any]],
         new_chunks: dict[int, list[dict[str, Any]]],
     ) -> None:
-        """Term document frequencies and row and token counts, by the batch's difference."""
-        cdf: Counter[str] = Counter()
-        ddf: Counter[str] = Counter()
-        stats = self._stats()
+        """Term document frequencies and row and token counts, by the batch's difference,
+        into the rows of each root written (only that root's lease holder writes them)."""
+        cdf: dict[str, Counter[str]] = {}
+        ddf: dict[str, Counter[str]] = {}
+        stats: dict[str, dict[str, int]] = {}
 
         def count(row: dict[str, Any], sign: int, doc: bool) -> None:
-            terms = bm25.row_terms(bm25.tokenize(row["kw"]))
-            target = ddf if doc else cdf
-            for term in terms:
+            root = str(row["root"])
+            if root not in stats:
+                stats[root] = self._root_stats(root)
+            target = (ddf if doc else cdf).setdefault(root, Counter())
+            for term in bm25.row_terms(bm25.tokenize(row["kw"])):
                 target[term] += sign
-            stats["docs" if doc else "chunks"] += sign
-            stats["dtokens" if doc else "ctokens"] += sign * int(row["ntok"])
+            stats[root]["docs" if doc else "chunks"] += sign
+            stats[root]["dtokens" if doc else "ctokens"] += sign * int(row["ntok"])
 
         for chunk in old:
             before = committed.get(int(chunk["file_id"]))
@@ -387,27 +408,30 @@ class MilvusCatalog(MilvusCore):
                 count(current[fid] or {}, 1, True)
                 for chunk in chunks:
                     count(chunk, 1, False)
-        self._add_terms(cdf, ddf)
-        self._upsert(schema.META, [meta_row("stats", json.dumps(stats))])
+        for root in stats:
+            self._add_terms(root, cdf.get(root, Counter()), ddf.get(root, Counter()))
+        self._upsert(schema.META, [meta_row("stats:" + r, json.dumps(v)) for r, v in stats.items()])
 
-    def _add_terms(self, cdf: Counter[str], ddf: Counter[str]) -> None:
+    def _add_terms(self, root: str, cdf: Counter[str], ddf: Counter[str]) -> None:
         keys = [
             t
             for t in set(cdf) | set(ddf)
             if (cdf[t] or ddf[t]) and len(t.encode("utf-8", "replace")) <= schema.KEY_MAX
         ]
+        pks = {t: f"{len(root)}:{root}:{t}" for t in keys}
         have = {
             str(r["term"]): (int(r["cdf"]), int(r["ddf"]))
-            for r in self._query_in(schema.TERMS, "term", keys, ["term", "cdf", "ddf"])
+            for r in self._query_in(schema.TERMS, "pk", pks.values(), ["term", "cdf", "ddf"])
         }
         upserts, deletes = [], []
         for term in keys:
             c0, d0 = have.get(term, (0, 0))
             c, d = max(c0 + cdf[term], 0), max(d0 + ddf[term], 0)
             if c or d:
-                upserts.append({"term": term, "cdf": c, "ddf": d, "_v": schema.PLACEHOLDER})
+                row = {"pk": pks[term], "term": term, "root": root, "cdf": c, "ddf": d}
+                upserts.append({**row, "_v": schema.PLACEHOLDER})
             elif term in have:
-                deletes.append(term)
+                deletes.append(pks[term])
         self._upsert(schema.TERMS, upserts)
         self._delete_ids(schema.TERMS, deletes)
 
@@ -436,7 +460,7 @@ class MilvusCatalog(MilvusCore):
             (schema.CHUNKS, "rowid >= 0"),
             (schema.FILES, "file_id >= 0"),
             (schema.PROBLEMS, 'pk != ""'),
-            (schema.TERMS, 'term != ""'),
+            (schema.TERMS, 'pk != ""'),
+            (schema.META, 'key like "stats:%"'),
         ):
             self.client.delete(self._tables[table], filter=expr)
-        self._upsert(schema.META, [meta_row("stats", json.dumps(dict.fromkeys(STATS, 0)))])

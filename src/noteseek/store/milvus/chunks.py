@@ -12,6 +12,8 @@ from noteseek.store.milvus import rows, schema
 from noteseek.store.milvus.core import MilvusCore, lit
 from noteseek.types import Filters
 
+FLIP_RETRIES = 3
+
 
 class MilvusChunks(MilvusCore):
     """:class:`noteseek.store.base.Chunks` over the ``chunks`` and ``files`` collections."""
@@ -28,7 +30,14 @@ class MilvusChunks(MilvusCore):
         return rows.to_chunk_row(found[0]) if found else None
 
     def _file_chunk_rows(self, file_id: int, fields: list[str]) -> list[dict[str, Any]]:
-        found = self._visible(list(self._scan(schema.CHUNKS, f"file_id == {int(file_id)}", fields)))
+        """A file's chunks, all of one generation: read again when the file was rewritten
+        between reading its chunks and its row (none of the chunks read is visible then)."""
+        found: list[dict[str, Any]] = []
+        for _ in range(FLIP_RETRIES):
+            read = list(self._scan(schema.CHUNKS, f"file_id == {int(file_id)}", fields))
+            found = self._visible(read)
+            if found or not read:
+                break
         return sorted(found, key=lambda r: int(r["ordinal"]))
 
     def file_chunks(self, file_id: int) -> list[ChunkRow]:

@@ -13,16 +13,23 @@ outermost commit applies the buffer in an order that keeps every file whole for 
 A chunk is visible when its file row exists and names the chunk's generation, so a reader
 sees a file's old chunks or its new ones, never a mix, and never a file half written. Nested
 transactions are savepoints over the buffer (a failing inner block drops its writes alone).
-One writer at a time is assumed (the indexer's writer role); several writers need leases.
+
+Several writers may commit at once (``leases.py`` says how they share the index): ids come
+from blocks each writer claims for itself (so generations are unique too, and a file's flip
+stays whole whoever else commits), each root's keyword statistics are rows of their own that
+only the root's lease holder writes (summed when read), and the version is a new random
+number at every commit (never read, added to and written back), so every commit moves every
+handle's change token. A handle holding leases checks them before each commit.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import secrets
 import threading
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,6 +37,7 @@ from typing import Any
 from noteseek.store.base import ChangeToken
 from noteseek.store.milvus import schema
 from noteseek.store.milvus.errors import milvus_errors, reason_of, unavailable, version_error
+from noteseek.store.milvus.leases import LeaseLost, Leases
 
 IN_BATCH = 1000
 """Values per ``in [...]`` list."""
@@ -96,6 +104,11 @@ class MilvusCore:
         self._loaded: set[str] = set()
         """Vector collections this handle has loaded for searching."""
         self._tables = {t: schema.name(self.prefix, t) for t in schema.TABLES}
+        self._ids = (0, 0)
+        """The rest of this handle's id block: (next, end)."""
+        self._stamp = 0
+        """The version the commit being applied sets."""
+        self.leases = Leases(lambda: self.client, self._lock, self._tables[schema.LEASES])
         errors = milvus_errors()
         try:
             with OPENING:
@@ -106,8 +119,12 @@ class MilvusCore:
                         schema.create(self.client, self.prefix, table)
                     else:
                         schema.load(self.client, collection)
+                why = schema.outdated(self.client, self.prefix)
         except errors as exc:
             raise unavailable(self.uri, reason_of(exc)) from exc
+        if why is not None:
+            self.client.close()
+            raise unavailable(self.uri, why)
 
     def _connect(self) -> Any:
         # Their log lines (a traceback when a Lite file is locked, a warning per scan) would
@@ -148,6 +165,7 @@ class MilvusCore:
 
     def close(self) -> None:
         with self._lock:
+            self.leases.close()
             self.client.close()
 
     # -- reading ----------------------------------------------------------------------------
@@ -231,9 +249,40 @@ class MilvusCore:
         value = self._meta(key)
         return default if value is None else json.loads(value)
 
-    def _stats(self) -> dict[str, int]:
-        found = self._meta_json("stats", {})
+    def _meta_prefix(self, prefix: str) -> dict[str, str]:
+        """Every meta value whose key starts with ``prefix`` (key without it -> value), as
+        :meth:`_meta` reads one (the transaction's own writes included)."""
+        mine = self._depth > 0 and self._owner == threading.get_ident()
+        cached = self._read.get("\x00" + prefix) if mine else None
+        if cached is not None:
+            found: dict[str, str] = json.loads(cached)
+        else:
+            escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+            rows = self._query(schema.META, f"key like {lit(escaped + '%')}", ["key", "value"])
+            found = {str(r["key"])[len(prefix) :]: str(r["value"]) for r in rows}
+            if mine:
+                self._read["\x00" + prefix] = json.dumps(found)
+        if mine:
+            for key, value in self._overlay.items():
+                if key.startswith(prefix):
+                    if value is None:
+                        found.pop(key[len(prefix) :], None)
+                    else:
+                        found[key[len(prefix) :]] = value
+        return found
+
+    def _root_stats(self, root: str) -> dict[str, int]:
+        found = self._meta_json("stats:" + root, {})
         return {k: int(found.get(k, 0)) for k in STATS}
+
+    def _stats(self) -> dict[str, int]:
+        """The keyword statistics: the sum of every root's row."""
+        total = dict.fromkeys(STATS, 0)
+        for value in self._meta_prefix("stats:").values():
+            found = json.loads(value)
+            for k in STATS:
+                total[k] += int(found.get(k, 0))
+        return total
 
     def _put_meta(self, key: str, value: str | None) -> None:
         with self.transaction():
@@ -241,10 +290,47 @@ class MilvusCore:
             self._ops.append(("meta", key, value))
 
     def _new_ids(self, n: int) -> int:
-        """The first of ``n`` new ids (file ids and chunk rowids share one counter)."""
-        first = int(self._meta("next_id") or 1)
-        self._put_meta("next_id", str(first + n))
+        """The first of ``n`` new ids (file ids, chunk rowids and generations share them):
+        from this handle's block, a new block claimed when it runs out (``leases.py``). A
+        ``next_id`` meta value (an index copied in) is a floor for new blocks."""
+        first, end = self._ids
+        if first + n > end:
+            rows = self._query(schema.META, 'key == "next_id"', ["value"])
+            floor = int(rows[0]["value"]) if rows else 1
+            first, end = self.leases.claim_block(n, floor)
+        self._ids = (first + n, end)
         return first
+
+    # -- leases -------------------------------------------------------------------------------
+
+    def hold_roots(self, names: Iterable[str], wait: float = 0.0) -> None:
+        """Hold the lease of each root (``leases.py``) until this handle closes; raises
+        :class:`~noteseek.store.milvus.leases.LeaseHeld` naming the holder of one another
+        writer holds (after waiting up to ``wait`` seconds), holding none of them then."""
+        taken: list[str] = []
+        try:
+            for name in names:
+                resource = "root:" + name
+                if resource not in self.leases.held:
+                    self.leases.acquire(resource, "root", wait)
+                    taken.append(resource)
+        except BaseException:
+            self.leases.release(taken)
+            raise
+
+    def writing_graph(self, wait: float) -> AbstractContextManager[None]:
+        """Hold the ``graph`` lease for a block: one writer brings the kept graph up to date
+        at a time (the others wait up to ``wait`` seconds)."""
+        return self.leases.holding("graph", "graph", wait)
+
+    def lease_holders(self) -> list[dict[str, Any]]:
+        """Who holds which lease now (for ``status``)."""
+        return [h.to_dict() for h in self.leases.holders()]
+
+    def _require_root(self, root: str) -> None:
+        """A handle that holds leases writes only the roots it holds."""
+        if self.leases.held and "root:" + root not in self.leases.held:
+            raise LeaseLost(f"this writer does not hold the lease on root {root!r}")
 
     def change_token(self) -> ChangeToken:
         """Moves whenever any handle commits (the version in ``meta``) or this one does."""
@@ -283,6 +369,8 @@ class MilvusCore:
         """Hook for roles that keep state derived from the buffer."""
 
     def _commit(self, ops: list[Op]) -> None:
+        self.leases.check()  # a writer that lost a lease writes nothing more
+        self._stamp = secrets.randbits(62) + 1
         segment: list[Op] = []
         for op in ops:
             if op[0] == "clear":
@@ -292,9 +380,7 @@ class MilvusCore:
             else:
                 segment.append(op)
         self._apply(segment)
-        version = self._query(schema.META, 'key == "version"', ["value"])
-        bumped = (int(version[0]["value"]) if version else 0) + 1
-        self._upsert(schema.META, [meta_row("version", str(bumped))])
+        self._upsert(schema.META, [meta_row("version", str(self._stamp))])
 
     def _apply(self, ops: list[Op]) -> None:
         raise NotImplementedError  # the catalog applies its buffered writes

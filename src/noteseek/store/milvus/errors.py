@@ -54,6 +54,8 @@ def hint(reason: str, uri_setting: str = "milvus.uri (NOTESEEK_MILVUS__URI)") ->
             "another process may have this Milvus Lite file open (Milvus Lite serves one "
             "process at a time; several need a Milvus Server)"
         )
+    elif "earlier noteseek build" in low:
+        what = "delete those collections and index again, or set milvus.collection to a new prefix"
     elif "no module named" in low:
         what = "install the extra: pip install 'noteseek[milvus]'"
     else:

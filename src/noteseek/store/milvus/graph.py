@@ -105,12 +105,17 @@ class MilvusGraph(MilvusCatalog):
 
     _graph_cache: tuple[int, GraphDelta] | None = None
     """The writing thread's buffered ops replayed so far (how many, and their delta)."""
+    _dirty_seen: dict[int, int] = {}  # noqa: RUF012 - replaced, never changed in place
+    """The marks last read (file id -> the commit that marked it): a sync takes a mark
+    only as it read it, not one another writer made since (that file is synced next time)."""
 
     # -- reading ------------------------------------------------------------------------------
 
     def graph_dirty(self) -> list[int]:
         with self._lock:
-            found = {int(r["file_id"]) for r in self._scan(schema.GRAPH_DIRTY, "", ["file_id"])}
+            rows = self._scan(schema.GRAPH_DIRTY, "", ["file_id", "stamp"])
+            self._dirty_seen = {int(r["file_id"]): int(r["stamp"]) for r in rows}
+            found = set(self._dirty_seen)
             d = self._pending_graph()
             if d is not None:
                 found = (found - d.unmarked) | d.marked
@@ -344,12 +349,13 @@ class MilvusGraph(MilvusCatalog):
 
     def _store_marks(self, d: GraphDelta) -> None:
         """The files marked: stored before their file rows change."""
-        rows = [{"file_id": f, "_v": schema.PLACEHOLDER} for f in sorted(d.marked)]
+        place = schema.PLACEHOLDER
+        rows = [{"file_id": f, "stamp": self._stamp, "_v": place} for f in sorted(d.marked)]
         self._upsert(schema.GRAPH_DIRTY, rows)
 
     def _store_delta(self, d: GraphDelta) -> None:
         """Everything else ``d`` changes: unmarked files, edges, keys, nodes, communities."""
-        self._delete_ids(schema.GRAPH_DIRTY, sorted(d.unmarked))
+        self._unmark(d.unmarked)
         place = schema.PLACEHOLDER
         if d.wiped:
             self.client.delete(self._tables[schema.GRAPH_EDGES], filter=EVERY_FILE)
@@ -378,6 +384,17 @@ class MilvusGraph(MilvusCatalog):
         )
         self._store_nodes(d)
         self._store_communities(d)
+
+    def _unmark(self, file_ids: set[int]) -> None:
+        """Take the marks of ``file_ids``, except those made since they were read."""
+        seen = self._dirty_seen
+        rows = self._query_in(schema.GRAPH_DIRTY, "file_id", file_ids, ["file_id", "stamp"])
+        remarked = {
+            int(r["file_id"])
+            for r in rows
+            if seen.get(int(r["file_id"]), int(r["stamp"])) != int(r["stamp"])
+        }
+        self._delete_ids(schema.GRAPH_DIRTY, sorted(file_ids - remarked))
 
     def _store_nodes(self, d: GraphDelta) -> None:
         if d.nodes_wiped:

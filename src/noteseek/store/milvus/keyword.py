@@ -12,6 +12,7 @@ backend's FTS5 tables do (``bm25.py``), with the field weights of the call.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -44,19 +45,21 @@ class MilvusKeywordIndex(MilvusChunks):
         column = "ddf" if doc else "cdf"
         terms = {t for ph in plan.phrases for t in ph.terms}
         prefixes = {ph.terms[-1] for ph in plan.phrases if ph.prefix}
-        df = {
-            str(r["term"]): int(r[column])
-            for r in self._query_in(schema.TERMS, "term", terms, ["term", column])
-        }
+        counts: Counter[str] = Counter()
+        for r in self._query_in(schema.TERMS, "term", terms, ["term", column]):
+            counts[str(r["term"])] += int(r[column])  # one row per root: summed
+        df = dict(counts)
         expansions: dict[str, list[str]] = {}
         for prefix in prefixes:
             pattern = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-            found = self._query(
+            found: Counter[str] = Counter()
+            for r in self._query(
                 schema.TERMS, f"term like {lit(pattern + '%')} and {column} > 0", ["term", column]
-            )
-            found.sort(key=lambda r: -int(r[column]))
-            expansions[prefix] = [str(r["term"]) for r in found[:EXPANSIONS]]
-            df.update({str(r["term"]): int(r[column]) for r in found[:EXPANSIONS]})
+            ):
+                found[str(r["term"])] += int(r[column])
+            best = sorted(found, key=lambda t: (-found[t], t))[:EXPANSIONS]
+            expansions[prefix] = best
+            df.update({t: found[t] for t in best})
         return df, expansions
 
     def _candidates(

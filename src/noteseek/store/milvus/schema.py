@@ -2,19 +2,24 @@
 
 Everything an index holds is in these collections (``PREFIX`` is ``milvus.collection``):
 
-* ``PREFIX_meta``: small named values as JSON: the manifest, meta values, roots, runs, the
-  keyword statistics, the id counter and the change version.
+* ``PREFIX_meta``: small named values as JSON: the manifest, meta values, one row per root
+  (``root:NAME``), per run (``run:...``) and per root's keyword statistics (``stats:NAME``),
+  and the change version.
 * ``PREFIX_files``: one row per file: its catalog fields, its links, its tags (with their
   parents, for filters), its generation, and its document-level keyword fields.
 * ``PREFIX_chunks``: one row per chunk: its text and position, the file fields filters read,
   its analyzed keyword fields, and the sparse vector the keyword lane retrieves with.
-* ``PREFIX_terms``: document frequency of every indexed term, over chunks and over files.
+* ``PREFIX_terms``: document frequency of every indexed term, over chunks and over files, one
+  row per term and root (summed when read: each root's rows are written by its lease holder
+  alone, so two writers never update one row).
 * ``PREFIX_problems``: one row per (root, path) with problems.
 * ``PREFIX_graph_edges``, ``PREFIX_graph_keys``, ``PREFIX_graph_nodes``,
   ``PREFIX_graph_dirty``, ``PREFIX_communities``: the link graph kept with the index
   (``graph.py``): a file's resolved edges (one row per linking file), the keys its links
   looked up (one row per file and key), what the graph knew of each file, the files written
   since, and the communities.
+* ``PREFIX_leases``: one row per claim of a lease (a root's writer, the graph, an id block):
+  ``leases.py``.
 * ``PREFIX_vec_<model hash>``: one collection per embedding model: vectors by embedding key,
   searched by a COSINE HNSW index.
 
@@ -36,8 +41,9 @@ PLACEHOLDER = [0.0, 1.0]
 META, FILES, CHUNKS, TERMS, PROBLEMS = "meta", "files", "chunks", "terms", "problems"
 GRAPH_EDGES, GRAPH_KEYS, GRAPH_NODES = "graph_edges", "graph_keys", "graph_nodes"
 GRAPH_DIRTY, COMMUNITIES = "graph_dirty", "communities"
+LEASES = "leases"
 GRAPH_TABLES = (GRAPH_EDGES, GRAPH_KEYS, GRAPH_NODES, GRAPH_DIRTY, COMMUNITIES)
-TABLES = (META, FILES, CHUNKS, TERMS, PROBLEMS, *GRAPH_TABLES)
+TABLES = (META, FILES, CHUNKS, TERMS, PROBLEMS, *GRAPH_TABLES, LEASES)
 
 
 def name(prefix: str, table: str) -> str:
@@ -76,9 +82,22 @@ def create(client: Any, prefix: str, table: str) -> None:
         schema.add_field("size", DataType.INT64)
         schema.add_field("at", DataType.DOUBLE)
     elif table == TERMS:
-        schema.add_field("term", is_primary=True, **key)
+        schema.add_field("pk", DataType.VARCHAR, is_primary=True, max_length=2 * KEY_MAX + 8)
+        schema.add_field("term", **key)
+        schema.add_field("root", **key)
         schema.add_field("cdf", DataType.INT64)
         schema.add_field("ddf", DataType.INT64)
+    elif table == LEASES:
+        schema.add_field("pk", DataType.VARCHAR, is_primary=True, max_length=2 * KEY_MAX + 8)
+        schema.add_field("resource", **key)
+        schema.add_field("kind", **key)
+        schema.add_field("token", **key)
+        schema.add_field("holder", DataType.JSON)
+        schema.add_field("claimed", DataType.DOUBLE)
+        schema.add_field("expires", DataType.DOUBLE)
+        schema.add_field("held", DataType.INT64)
+        schema.add_field("n", DataType.INT64)
+        schema.add_field("m", DataType.INT64)
     elif table == GRAPH_KEYS:
         schema.add_field("pk", DataType.VARCHAR, is_primary=True, max_length=KEY_MAX + 32)
         schema.add_field("key", **key)
@@ -89,6 +108,8 @@ def create(client: Any, prefix: str, table: str) -> None:
             schema.add_field("edges", DataType.JSON)
         elif table == GRAPH_NODES:
             schema.add_field("names", DataType.JSON)  # {"n": names}: no VARCHAR limit
+        elif table == GRAPH_DIRTY:
+            schema.add_field("stamp", DataType.INT64)  # the marking commit's version
         elif table == COMMUNITIES:
             schema.add_field("community", DataType.INT64)
     else:
@@ -155,6 +176,18 @@ def _create(client: Any, collection: str, schema: Any, index: Any) -> None:
     client.create_collection(collection, schema=schema, consistency_level="Strong")
     client.create_index(collection, index, sync=False)
     client.load_collection(collection)
+
+
+def outdated(client: Any, prefix: str) -> str | None:
+    """Why existing collections cannot be used by this build (None when they can): those
+    made before several writers keep one ``terms`` row per term."""
+    fields = {f["name"] for f in client.describe_collection(name(prefix, TERMS))["fields"]}
+    if "root" not in fields:
+        return (
+            f"its collections ({prefix}_*) were made by an earlier noteseek build, before "
+            "several writers"
+        )
+    return None
 
 
 def load(client: Any, collection: str) -> None:
