@@ -99,6 +99,9 @@ class MilvusTransfer(MilvusGraph, MilvusVectors):
             )
             if top >= int(self._meta("next_id") or 1):
                 self._put_meta("next_id", str(top + 1))
+                # The block this handle holds may lie under the copied ids: new ids come
+                # from a block claimed above them (``next_id`` is its floor).
+                self._ids = (0, 0)
 
     def meta_values(self) -> dict[str, str]:
         found = self._scan(schema.META, f'key like "{META_PREFIX}%"', ["key", "value"])
@@ -119,6 +122,7 @@ class MilvusTransfer(MilvusGraph, MilvusVectors):
             self._loaded.clear()
             for table in schema.TABLES:
                 schema.create(self.client, self.prefix, table)
+            self._ids = (0, 0)  # the claimed blocks went with the leases collection
             self._writes += 1
 
 
