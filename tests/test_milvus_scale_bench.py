@@ -3,7 +3,6 @@ backend (the numbers it prints at scale are in docs/benchmarks.md, never asserte
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 from types import ModuleType
@@ -11,18 +10,11 @@ from types import ModuleType
 import numpy as np
 import pytest
 
-from tests.conftest import REPO
-from tests.helpers import write
+from tests.helpers import bench_script, write
 
 
 def bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "milvus_scale", REPO / "bench" / "milvus_scale.py"
-    )
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return bench_script("milvus_scale")
 
 
 def page(title: str, synopsis: str, body: str) -> str:
