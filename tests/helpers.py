@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from noteseek.engine import Engine, open_engine
@@ -86,3 +88,13 @@ def writer_elsewhere(index: Path, command: str | None = None) -> Iterator[subpro
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def bench_script(name: str) -> ModuleType:
+    """The script ``bench/<name>.py`` loaded as a module (bench/ is not a package)."""
+    path = Path(__file__).resolve().parent.parent / "bench" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

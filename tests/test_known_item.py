@@ -2,23 +2,16 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 from types import ModuleType
 
-from tests.conftest import REPO, shared
-from tests.helpers import write
+from tests.conftest import shared
+from tests.helpers import bench_script, write
 
 
 def builder() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "dendron_known_item", REPO / "bench" / "dendron_known_item.py"
-    )
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return bench_script("dendron_known_item")
 
 
 def note(desc: str, body: str, extra: str = "") -> str:
