@@ -399,3 +399,47 @@ def test_an_expensive_vector_count_is_redone_in_the_background(
     counter.join(30)
     assert engine.embedding_progress(allow_stale=True) == (60, 61)
     assert engine.embedding_progress() == (60, 61)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+@pytest.mark.parametrize("hnsw", [0, 10], ids=["exact", "hnsw"])
+def test_a_filter_letting_most_rows_through_gives_what_brute_force_does(
+    notes_engine: Engine, dtype: str, hnsw: int
+) -> None:
+    """A filter that lets most chunks through (``home/**``: two thirds, as ``source = docs``
+    beside a few memories) is scored over the whole matrix and masked, or filtered from the
+    graph by binary search; unsorted, sorted-array and list forms of the rows agree."""
+    vectors = fill_vectors(notes_engine)
+    index = vector_index(notes_engine, dtype=dtype, hnsw_threshold=hnsw)
+    index.sync()
+    if hnsw:
+        assert index.wait_for_hnsw(60)
+    allowed = notes_engine.store.filtered_chunk_ids(build_filters(paths=["home/**"]))
+    assert len(vectors) // 2 < len(allowed) < len(vectors)
+    for seed in range(5):
+        q = query(300 + seed)
+        want = brute_force({r: vectors[r] for r in allowed}, q, 10)
+        for form in (list(reversed(allowed)), np.sort(np.asarray(allowed, dtype=np.int64))):
+            got = [r for r, _ in index.search(q, 10, form)]
+            assert len(got) == 10 and set(got) <= set(allowed)
+            if hnsw:  # approximate: most of the true ten
+                assert len(set(got) & set(want)) >= 8
+            else:
+                assert got == want
+
+
+def test_allowed_rows_are_kept_until_the_index_changes(
+    notes_engine: Engine, tmp_path: Path
+) -> None:
+    from noteseek.search.allowed import allowed_rows
+
+    store = notes_engine.store
+    filters = build_filters(paths=["work/**"])
+    first = allowed_rows(store, filters)
+    assert first is not None and list(first) == sorted(store.filtered_chunk_ids(filters))
+    assert allowed_rows(store, filters) is first  # kept: no scan of the chunk rows again
+    assert allowed_rows(store, build_filters()) is None  # no filter, no restriction
+    write(tmp_path / "notes" / "work" / "new.md", "# New\n\nA new note.\n")
+    notes_engine.index()
+    again = allowed_rows(store, filters)
+    assert again is not first and again is not None and again.size == first.size + 1

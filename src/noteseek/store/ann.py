@@ -29,7 +29,7 @@ import numpy.typing as npt
 from noteseek.priority import yield_cpu
 from noteseek.store import ann_saved
 from noteseek.store.ann_saved import usearch_module as _usearch
-from noteseek.store.base import ChangeToken, VectorDType, VectorReader, VectorSource
+from noteseek.store.base import ChangeToken, RowIds, VectorDType, VectorReader, VectorSource
 from noteseek.store.hnsw import build_hnsw, insert_threads, stop_at_exit
 
 THROTTLE_FROM = 0.05
@@ -476,7 +476,7 @@ class InMemoryVectorIndex:
         self,
         query: npt.NDArray[np.float32],
         k: int,
-        allowed: Sequence[int] | None = None,
+        allowed: RowIds | None = None,
     ) -> list[tuple[int, float]]:
         """Top ``k`` (chunk rowid, cosine) pairs, best first; only ``allowed`` rowids if given."""
         self.sync()
@@ -485,15 +485,16 @@ class InMemoryVectorIndex:
                 return []
             q = np.asarray(query, dtype=np.float32).reshape(-1)
             if allowed is not None:
-                allowed_ids = np.asarray(allowed, dtype=np.int64)
-                if allowed_ids.size == 0:
+                ids = np.asarray(allowed, dtype=np.int64)
+                if ids.size == 0:
                     return []
-                rows = np.flatnonzero(np.isin(self._ids, allowed_ids))
-                if self._hnsw is not None and rows.size > self.size // 4:
-                    hits = self._hnsw_search(q, k, set(allowed_ids.tolist()))
-                    if len(hits) >= min(k, rows.size):
+                if ids.size > 1 and bool(np.any(ids[1:] < ids[:-1])):
+                    ids = np.sort(ids)
+                if self._hnsw is not None and ids.size > self.size // 4:
+                    hits = self._hnsw_search(q, k, ids)
+                    if len(hits) >= min(k, ids.size):
                         return hits
-                return self._exact(q, k, rows)
+                return self._exact(q, k, _members(self._ids, ids))
             if self._hnsw is not None:
                 hits = self._hnsw_search(q, k, None)
                 if len(hits) >= min(k, self.size):
@@ -501,26 +502,45 @@ class InMemoryVectorIndex:
             return self._exact(q, k, None)
 
     def _exact(
-        self, q: npt.NDArray[np.float32], k: int, rows: npt.NDArray[np.intp] | None
+        self, q: npt.NDArray[np.float32], k: int, mask: npt.NDArray[np.bool_] | None
     ) -> list[tuple[int, float]]:
-        matrix = self._matrix if rows is None else self._matrix[rows]
-        ids = self._ids if rows is None else self._ids[rows]
-        return [(int(ids[i]), score) for i, score in exact_top(matrix, q, k)]
+        """Exact top ``k``, of the rows ``mask`` lets through if given. A mask that lets most
+        rows through scores every row and drops the others (float32): copying most of the
+        matrix would cost more than the product."""
+        if mask is None:
+            return [(int(self._ids[i]), s) for i, s in exact_top(self._matrix, q, k)]
+        rows = np.flatnonzero(mask)
+        if self._matrix.dtype == np.float32 and rows.size > self.size // 4:
+            scores = np.asarray(self._matrix @ q, dtype=np.float32)
+            scores[~mask] = -np.inf
+            k = min(k, rows.size)
+            if k <= 0:
+                return []
+            top = np.argpartition(-scores, k - 1)[:k]
+            top = top[np.argsort(-scores[top], kind="stable")]
+            return [(int(self._ids[i]), float(scores[i])) for i in top]
+        ids = self._ids[rows]
+        return [(int(ids[i]), score) for i, score in exact_top(self._matrix[rows], q, k)]
 
     def _hnsw_search(
-        self, q: npt.NDArray[np.float32], k: int, allowed: set[int] | None
+        self, q: npt.NDArray[np.float32], k: int, allowed: npt.NDArray[np.int64] | None
     ) -> list[tuple[int, float]]:
+        """From the graph; ``allowed`` (sorted rowids) filters four times ``k`` found."""
         want = k if allowed is None else k * 4
         matches = self._hnsw.search(q, min(want, self.size))
-        out: list[tuple[int, float]] = []
-        for key, distance in zip(matches.keys, matches.distances, strict=True):
-            rowid = int(key)
-            if allowed is not None and rowid not in allowed:
-                continue
-            out.append((rowid, 1.0 - float(distance)))
-            if len(out) >= k:
-                break
-        return out
+        keys = np.asarray(matches.keys, dtype=np.int64)
+        distances = np.asarray(matches.distances, dtype=np.float32)
+        if allowed is not None:
+            keep = _members(keys, allowed)
+            keys, distances = keys[keep], distances[keep]
+        return [(int(r), 1.0 - float(d)) for r, d in zip(keys[:k], distances[:k], strict=True)]
+
+
+def _members(values: npt.NDArray[np.int64], sorted_ids: npt.NDArray[np.int64]) -> Any:
+    """Which of ``values`` are in ``sorted_ids`` (a boolean array), by binary search."""
+    at = np.searchsorted(sorted_ids, values)
+    at[at >= sorted_ids.size] = 0
+    return sorted_ids[at] == values
 
 
 def exact_top(

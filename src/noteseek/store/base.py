@@ -42,6 +42,9 @@ from noteseek.types import Clause, Filters, KeywordQuery, PreparedFile
 MatchMode = Literal["all", "any"]
 VectorDType = Literal["float32", "float16"]
 
+RowIds = Sequence[int] | npt.NDArray[np.int64]
+"""Chunk rowids: a list, or an array (sorted when it comes from ``search/allowed.py``)."""
+
 ChangeToken = tuple[int, int]
 """Equal tokens mean nothing was committed in between (by this handle or any other)."""
 
@@ -354,7 +357,7 @@ class VectorIndex(Protocol):
         self,
         query: npt.NDArray[np.float32],
         k: int,
-        allowed: Sequence[int] | None = None,
+        allowed: RowIds | None = None,
     ) -> list[tuple[int, float]]:
         """Top ``k`` (chunk rowid, cosine) pairs, best first; only ``allowed`` rowids if given,
         and never fewer than ``min(k, allowed)`` because of the restriction."""
@@ -560,7 +563,7 @@ class GraphSource(DocumentSource, GraphStore, Versioned, Protocol):
     def transaction(self) -> AbstractContextManager[None]: ...
 
 
-class SearchSource(DocumentSource, KeywordIndex, Protocol):
+class SearchSource(DocumentSource, KeywordIndex, Versioned, Protocol):
     """The query pipeline: the keyword lane plus chunk and file rows for the results."""
 
 

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from noteseek.store.base import VectorDType
+from noteseek.store.base import RowIds, VectorDType
 from noteseek.store.milvus import schema
 from noteseek.store.milvus.catalog import MilvusCatalog
 from noteseek.store.milvus.core import Op, in_list
@@ -216,7 +216,7 @@ class MilvusVectorIndex:
         self,
         query: npt.NDArray[np.float32],
         k: int,
-        allowed: Sequence[int] | None = None,
+        allowed: RowIds | None = None,
     ) -> list[tuple[int, float]]:
         store = self._store
         collection = store._collection(self._model)
@@ -224,6 +224,7 @@ class MilvusVectorIndex:
             return []
         fields = ["rowid", "file_id", "gen", "embed_key"]
         if allowed is not None:
+            allowed = [int(r) for r in allowed]
             chunks = store._visible(store._query_in("chunks", "rowid", allowed, fields))
         else:
             chunks = []
