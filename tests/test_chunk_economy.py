@@ -119,7 +119,7 @@ def test_merged_chunks_keep_every_invariant(text: str, max_chars: int, below: in
 def test_a_hit_in_a_merged_chunk_points_at_its_lines(tmp_path: Path) -> None:
     notes = tmp_path / "notes"
     write(notes / "Get-Thing.md", CMDLET)
-    engine = engine_for(project(tmp_path, {"notes": notes}))
+    engine = engine_for(project(tmp_path, {"notes": notes}), **{"chunking.merge_small": True})
     try:
         engine.index()
         lines = CMDLET.split("\n")
