@@ -219,3 +219,30 @@ def test_shared_vectors_are_the_first_copy_s_and_bounded() -> None:
     shared.embed(["same text"], ["same text"])
     assert len(counting.texts) == 5
     assert shared.reused == 1
+
+
+def test_memory_roots_are_never_merged() -> None:
+    from noteseek.analysis import get_analyzer
+    from noteseek.indexing.prepare import PrepareSettings, prepare_file
+    from noteseek.parse import default_registry
+    from noteseek.sources.base import FoundFile
+
+    data = CMDLET.encode()
+    chunk_counts = []
+    for root in ("docs", "mem"):
+        found = FoundFile(root, "Get-Thing.md", "", 1, len(data))
+        settings = PrepareSettings(
+            "english", True, 900, 1_000_000, merge_below=300, memory_roots=frozenset({"mem"})
+        )
+        outcome = prepare_file(
+            found,
+            None,
+            settings,
+            get_analyzer("english", True),
+            default_registry(),
+            lambda _found, _limit: data,
+        )
+        assert outcome.prepared is not None
+        chunk_counts.append(len(outcome.prepared.chunks))
+    assert chunk_counts[0] == 1
+    assert chunk_counts[1] > 1
