@@ -69,7 +69,9 @@ def test_editing_one_section_keeps_other_chunk_ids(tmp_path: Path) -> None:
     notes = tmp_path / "notes"
     body = "# T\n\n## One\n\nalpha text here\n\n## Two\n\nbeta text here\n\n## Three\n\ngamma\n"
     write(notes / "a.md", body)
-    with engine_for(project(tmp_path, {"n": notes}), **{"search.max_per_document": 0}) as engine:
+    # One chunk per section: small sections are not merged here (merging is tested apart).
+    flags = {"search.max_per_document": 0, "chunking.merge_small": False}
+    with engine_for(project(tmp_path, {"n": notes}), **flags) as engine:
         engine.index()
         ids = {h.heading_path[-1]: h.chunk_id for h in engine.search("text gamma").hits}
         write(

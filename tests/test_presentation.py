@@ -232,7 +232,9 @@ def _long_and_short_notes(tmp_path: Path) -> Any:
     filler = " ".join(f"word{i}" for i in range(60))
     for n in range(10):
         write(notes / f"short{n}.md", f"# Short {n}\n\nA zephyr once. {filler}\n")
-    engine = engine_for(project(tmp_path, {"notes": notes}), **{"search.candidates": 50})
+    # Thirty small sections each (merging them would make a few chunks per note).
+    flags = {"search.candidates": 50, "chunking.merge_small": False}
+    engine = engine_for(project(tmp_path, {"notes": notes}), **flags)
     engine.index()
     return engine
 

@@ -210,7 +210,8 @@ def test_dedupe_and_per_document_limit(tmp_path: Path) -> None:
     )
     write(notes / "copy-of-a.md", "# Copy\n\nSecond.\n\n" + section)
     write(notes / "b.md", "# B\n\nThe walrus manual, chapter one: walrus basics.\n")
-    folder = project(tmp_path, {"notes": notes})
+    # One chunk per section (not merged), so the copied section is a chunk of its own.
+    folder = project(tmp_path, {"notes": notes}, "[chunking]\nmerge_small = false\n")
     with engine_for(folder, **{"search.max_per_document": 0}) as engine:
         engine.index()
         plain = engine.search("walrus", top_k=10, mode="keyword").hits

@@ -24,7 +24,7 @@ from pathlib import PurePosixPath
 
 from noteseek.types import Block, Chunk, ParsedDocument, Section
 
-__all__ = ["CHUNKER_VERSION", "DEFAULT_MAX_CHARS", "chunk_document"]
+__all__ = ["CHUNKER_VERSION", "DEFAULT_MAX_CHARS", "chunk_document", "text_key"]
 
 DEFAULT_MAX_CHARS = 900
 """Largest chunk, in characters.
@@ -79,6 +79,7 @@ def chunk_document(
     doc_id: str,
     max_chars: int = DEFAULT_MAX_CHARS,
     clean: Callable[[str], str] | None = None,
+    merge_below: int = 0,
 ) -> list[Chunk]:
     """Split ``doc`` into heading-aware chunks of at most ``max_chars`` characters each.
 
@@ -87,6 +88,8 @@ def chunk_document(
     chunks with that heading path, so editing one section leaves the ids of other sections
     alone. Empty and frontmatter-only documents give no chunks. ``clean`` removes what is
     syntax, not text, from a chunk's prose (Logseq's properties and block references).
+    ``merge_below`` > 0 merges sections shorter than that many characters with their
+    neighbours (see :func:`_merge_small`).
     """
     if max_chars < 1:
         raise ValueError(f"max_chars must be at least 1, got {max_chars}")
@@ -96,7 +99,13 @@ def chunk_document(
     line_starts.extend(match.end() for match in re.finditer("\n", text))
     chunks: list[Chunk] = []
     per_path: dict[tuple[str, ...], int] = {}
-    for path, pieces in _groups(doc, line_starts, max_chars):
+    groups = _groups(doc, line_starts, max_chars)
+    merged = (
+        _merge_small(groups, max_chars, merge_below)
+        if merge_below > 0
+        else ((path, pieces, ()) for path, pieces, _ in groups)
+    )
+    for path, pieces, subheadings in merged:
         start, end = pieces[0].start, pieces[-1].end
         chunk_text = text[start:end]
         n = per_path.get(path, 0)
@@ -115,15 +124,75 @@ def chunk_document(
                 prose=prose,
                 code=code,
                 content_hash=hashlib.blake2b(_utf8(chunk_text), digest_size=16).hexdigest(),
+                subheadings=subheadings,
             )
         )
     return chunks
 
 
+_Group = tuple[tuple[str, ...], list[_Piece], tuple[str, ...]]
+"""A chunk to be: its heading path, its pieces, and the headings of merged sections below
+that path."""
+
+
+def _merge_small(
+    groups: Iterable[tuple[tuple[str, ...], list[_Piece], bool]], max_chars: int, below: int
+) -> Iterator[_Group]:
+    """Join runs of neighbouring sections when one of them is shorter than ``below`` chars.
+
+    Only sections that fit in one chunk are joined, and only while the run stays within
+    ``max_chars`` (measured, like every chunk, from its first to its last character, so the
+    chunk is still one contiguous range of lines). A section joins the run when the run so far
+    or the section is small, and when they sit under the same parent: the run's common heading
+    path is at most one level above the shallower of them (siblings, or a section and its
+    parent's next sibling; never cousins under two different parents). The merged chunk takes
+    the common heading path; the headings below it are kept as ``subheadings``.
+    """
+    run: list[tuple[tuple[str, ...], list[_Piece]]] = []
+    common: tuple[str, ...] = ()
+    shallowest = 0
+
+    def flush() -> Iterator[_Group]:
+        if len(run) == 1:
+            yield run[0][0], run[0][1], ()
+        elif run:
+            below_common = (name for path, _ in run for name in path[len(common) :])
+            pieces = [piece for _, member in run for piece in member]
+            yield common, pieces, tuple(dict.fromkeys(below_common))
+
+    for path, pieces, whole in groups:
+        if run and whole:
+            start = run[0][1][0].start
+            size, joined = pieces[-1].end - pieces[0].start, pieces[-1].end - start
+            shared = _common_prefix(common, path)
+            if (
+                joined <= max_chars
+                and (size < below or run[-1][1][-1].end - start < below)
+                and len(shared) >= min(shallowest, len(path)) - 1
+            ):
+                run.append((path, pieces))
+                common, shallowest = shared, min(shallowest, len(path))
+                continue
+        yield from flush()
+        run = [(path, pieces)] if whole else []
+        common, shallowest = path, len(path)
+        if not whole:
+            yield path, pieces, ()
+    yield from flush()
+
+
+def _common_prefix(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[str, ...]:
+    n = 0
+    while n < min(len(a), len(b)) and a[n] == b[n]:
+        n += 1
+    return a[:n]
+
+
 def _groups(
     doc: ParsedDocument, line_starts: Sequence[int], max_chars: int
-) -> Iterator[tuple[tuple[str, ...], list[_Piece]]]:
-    """The pieces of each chunk with its heading path, in order.
+) -> Iterator[tuple[tuple[str, ...], list[_Piece], bool]]:
+    """The pieces of each chunk with its heading path, in order, and whether the chunk holds
+    its whole section (the section fits in one chunk).
 
     A generator fed by generators: a section of many blocks, or one block of many lines, is
     never held as one object per block or line, only as the chunks it packs into.
@@ -159,11 +228,19 @@ def _groups(
             _units(text, chain([first], spans), max_chars),
         )
         carried = []
-        for group in _pack(units, max_chars):
-            yield section.heading_path, group
+        packed = _pack(units, max_chars)
+        group = next(packed, None)
+        if group is None:
+            continue
+        following = next(packed, None)
+        yield section.heading_path, group, following is None
+        if following is not None:
+            yield section.heading_path, following, False
+            for group in packed:
+                yield section.heading_path, group, False
     if carried:
         for group in _pack([_Unit(carried, False)], max_chars):
-            yield carried_path, group
+            yield carried_path, group, False
 
 
 def embedding_input(title: str, path: str, heading_path: tuple[str, ...], text: str) -> str:
@@ -183,6 +260,12 @@ def embedding_input(title: str, path: str, heading_path: tuple[str, ...], text: 
 def embedding_key(value: str) -> str:
     """The cache key of an embedding input (with the model id, it identifies a vector)."""
     return hashlib.blake2b(_utf8(value), digest_size=16).hexdigest()
+
+
+def text_key(text: str) -> str:
+    """A chunk's text with its whitespace collapsed: chunks whose keys are equal hold the
+    same words (boilerplate repeated across files) and may share one vector."""
+    return " ".join(text.split())
 
 
 def _utf8(value: str) -> bytes:

@@ -100,6 +100,9 @@ class Chunk:
     code: str
     """Text of the code blocks in the chunk."""
     content_hash: str
+    subheadings: tuple[str, ...] = ()
+    """Headings below ``heading_path`` inside the chunk, when small sections were merged into
+    it (the chunk's heading path is then their common parent's)."""
 
     @property
     def heading(self) -> str:

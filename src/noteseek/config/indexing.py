@@ -106,6 +106,23 @@ class ChunkingSettings(Section):
         le=20_000,
         description="Largest chunk in characters (sized for a 256-token embedding model).",
     )
+    merge_small: bool = Field(
+        default=True,
+        description="Merge sections shorter than small_chars with their neighbours under the "
+        "same parent, up to max_chars: fewer chunks to embed. The merged chunk keeps the "
+        "lines it covers and its sections' headings (memory roots are never merged).",
+    )
+    small_chars: int = Field(
+        default=300,
+        ge=1,
+        le=20_000,
+        description="A section shorter than this (characters) is small (see merge_small).",
+    )
+
+    @property
+    def merge_below(self) -> int:
+        """Sections shorter than this are merged with their neighbours; 0 = never."""
+        return self.small_chars if self.merge_small else 0
 
 
 class AnalysisSettings(Section):

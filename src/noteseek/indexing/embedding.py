@@ -18,6 +18,7 @@ import numpy as np
 
 from noteseek.chunking import embedding_input
 from noteseek.embed.base import Embedder
+from noteseek.indexing.boilerplate import SharedVectors
 from noteseek.store.base import EmbeddingTarget
 
 Progress = Callable[[int, int, str], None]
@@ -38,6 +39,8 @@ class EmbedReport:
     interrupted: bool = False
     pruned: int = 0
     notice: str | None = None
+    shared: int = 0
+    """Texts given the vector of an identical chunk text (boilerplate): no model call."""
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -49,6 +52,7 @@ class EmbedReport:
                 round(self.embedded / self.seconds, 2) if self.embedded and self.seconds else None
             ),
             "interrupted": self.interrupted,
+            "shared": self.shared,
             "notice": self.notice,
         }
 
@@ -84,6 +88,7 @@ def embed_pending(
     report = EmbedReport(model)
     report.notice = switch_model(store, model)
     pending = store.pending_embeddings(model)
+    shared = SharedVectors(embedder)
     report.pending = len(pending)
     if progress:
         progress(0, len(pending), "")
@@ -100,7 +105,7 @@ def embed_pending(
             texts = [
                 embedding_input(row.title, row.path, row.heading_path, row.text) for row in rows
             ]
-            vectors = embedder.embed_documents(texts)
+            vectors = shared.embed([row.text for row in rows], texts)
             blobs = [np.asarray(v, dtype=np.float32).tobytes() for v in vectors]
             store.put_vectors(model, zip(keys, blobs, strict=True))
             report.embedded += len(keys)
@@ -110,6 +115,7 @@ def embed_pending(
         report.interrupted = True
         raise
     finally:
+        report.shared = shared.reused
         if prune and not report.interrupted:
             report.pruned = store.prune_vectors(model)
         report.seconds = time.monotonic() - started

@@ -112,6 +112,7 @@ class Indexer:
             language=settings.analysis.language,
             stopwords=settings.analysis.stopwords,
             max_chars=settings.chunking.max_chars,
+            merge_below=settings.chunking.merge_below,
             memory_chars=settings.memory.chunk_chars,
             max_file_size=ix.max_file_size,
         )

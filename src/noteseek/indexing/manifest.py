@@ -28,6 +28,7 @@ def build_manifest(settings: Settings) -> dict[str, Any]:
         "analyzer": analyzer.settings(),
         "chunking": {
             "max_chars": settings.chunking.max_chars,
+            "merge_below": settings.chunking.merge_below,
             "memory_chars": settings.memory.chunk_chars,
             "version": CHUNKER_VERSION,
         },

@@ -47,6 +47,8 @@ class PrepareSettings:
     stopwords: bool
     max_chars: int
     max_file_size: int
+    merge_below: int = 0
+    """Sections shorter than this merge with their neighbours (0: never; not in memory roots)."""
     memory_chars: int = 300
     """Largest chunk of a document in a memory root (``memory.chunk_chars``)."""
     memory_roots: frozenset[str] = frozenset()
@@ -152,6 +154,7 @@ def prepare_file(
         doc_id,
         settings.memory_chars if memory else settings.max_chars,
         clean_prose if logseq else None,
+        0 if memory else settings.merge_below,
     )
     # Only a memory's links are typed and shown by the words around them.
     links = with_context(doc.links, text) if memory else list(doc.links)
@@ -242,7 +245,7 @@ def chunk_fields(
     return (
         title,
         aliases,
-        analyzer.texts(chunk.heading_path),
+        analyzer.texts((*chunk.heading_path, *chunk.subheadings)),
         tags,
         analyzer.text(chunk.prose),
         analyzer.text(chunk.code),
