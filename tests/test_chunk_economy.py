@@ -93,6 +93,28 @@ def test_sections_under_different_parents_do_not_merge() -> None:
     ]
 
 
+def test_a_section_whose_heading_types_its_links_stays_apart(tmp_path: Path) -> None:
+    """ "See also" types the links under it as related: merged into a sibling's chunk, the
+    links would take the parent's heading and lose their type."""
+    from noteseek.graph.links import types_links
+
+    text = "# T\n\n## Usage\nshort\n\n## See also\n[[other]]\n\n## Notes\nshort too\n"
+    paths = [
+        c.heading_path
+        for c in chunk_document(
+            parse_markdown(text, "t.md"), "n/t.md", 900, None, 300, keep_apart=types_links
+        )
+    ]
+    assert ("T", "See also") in paths and len(paths) == 3
+    notes = tmp_path / "notes"
+    write(notes / "t.md", text)
+    write(notes / "other.md", "# Other\n\nText.\n")
+    with engine_for(project(tmp_path, {"n": notes})) as engine:
+        engine.index()
+        edges = {(e["doc_id"], e["type"]) for e in engine.links("n/t.md")["outgoing"]}
+    assert ("n/other.md", "related") in edges
+
+
 def test_two_sections_that_are_not_small_stay_apart() -> None:
     body = "word " * 80
     text = f"# T\n\n## A\n{body}\n\n## B\n{body}\n"

@@ -80,6 +80,7 @@ def chunk_document(
     max_chars: int = DEFAULT_MAX_CHARS,
     clean: Callable[[str], str] | None = None,
     merge_below: int = 0,
+    keep_apart: Callable[[tuple[str, ...]], bool] | None = None,
 ) -> list[Chunk]:
     """Split ``doc`` into heading-aware chunks of at most ``max_chars`` characters each.
 
@@ -89,7 +90,8 @@ def chunk_document(
     alone. Empty and frontmatter-only documents give no chunks. ``clean`` removes what is
     syntax, not text, from a chunk's prose (Logseq's properties and block references).
     ``merge_below`` > 0 merges sections shorter than that many characters with their
-    neighbours (see :func:`_merge_small`).
+    neighbours (see :func:`_merge_small`), except sections whose heading path ``keep_apart``
+    holds (headings that type the links under them: the links' heading must stay theirs).
     """
     if max_chars < 1:
         raise ValueError(f"max_chars must be at least 1, got {max_chars}")
@@ -101,7 +103,7 @@ def chunk_document(
     per_path: dict[tuple[str, ...], int] = {}
     groups = _groups(doc, line_starts, max_chars)
     merged = (
-        _merge_small(groups, max_chars, merge_below)
+        _merge_small(groups, max_chars, merge_below, keep_apart or (lambda _path: False))
         if merge_below > 0
         else ((path, pieces, ()) for path, pieces, _ in groups)
     )
@@ -136,7 +138,10 @@ that path."""
 
 
 def _merge_small(
-    groups: Iterable[tuple[tuple[str, ...], list[_Piece], bool]], max_chars: int, below: int
+    groups: Iterable[tuple[tuple[str, ...], list[_Piece], bool]],
+    max_chars: int,
+    below: int,
+    apart: Callable[[tuple[str, ...]], bool],
 ) -> Iterator[_Group]:
     """Join runs of neighbouring sections when one of them is shorter than ``below`` chars.
 
@@ -161,6 +166,7 @@ def _merge_small(
             yield common, pieces, tuple(dict.fromkeys(below_common))
 
     for path, pieces, whole in groups:
+        whole = whole and not apart(path)  # kept apart: a chunk of its own, as a long one
         if run and whole:
             start = run[0][1][0].start
             size, joined = pieces[-1].end - pieces[0].start, pieces[-1].end - start

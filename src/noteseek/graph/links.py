@@ -275,6 +275,14 @@ class Resolver:
         return chosen
 
 
+def types_links(headings: Sequence[str]) -> bool:
+    """Whether a heading path types the links under it (See also, Tests, Implements...): such
+    a section is never merged into a neighbour's chunk, which would lose the heading."""
+    return any(
+        pattern.match(" ".join(h.split())) for h in headings for pattern, _ in _HEADING_TYPES
+    )
+
+
 def edge_type(source_path: str, kind: str, headings: Sequence[str]) -> EdgeType:
     """The type of an edge by the rule table in the module docstring."""
     if kind == "embed":

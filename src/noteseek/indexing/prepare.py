@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from noteseek.analysis import Analyzer, get_analyzer
 from noteseek.chunking import chunk_document, embedding_input, embedding_key
+from noteseek.graph.links import types_links
 from noteseek.parse import default_registry
 from noteseek.parse.conventions import parse_with_style
 from noteseek.parse.logseq import clean_prose
@@ -155,6 +156,7 @@ def prepare_file(
         settings.memory_chars if memory else settings.max_chars,
         clean_prose if logseq else None,
         0 if memory else settings.merge_below,
+        keep_apart=types_links,
     )
     # Only a memory's links are typed and shown by the words around them.
     links = with_context(doc.links, text) if memory else list(doc.links)
