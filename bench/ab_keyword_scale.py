@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ab_latency import start
+from ab_latency import start, stop
 from side_by_side import powershell_queries
 
 WORKER = r"""
@@ -99,10 +99,7 @@ def main() -> int:
                 f"{np.percentile(b, 95):.2f} | {np.median(b - a):+.2f} | {same}/{len(queries)} |"
             )
     finally:
-        for proc in procs.values():
-            if proc.stdin is not None:
-                proc.stdin.close()
-            proc.wait(timeout=60)
+        stop(procs.values())
     return 0
 
 

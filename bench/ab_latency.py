@@ -17,6 +17,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
@@ -52,6 +53,14 @@ def start(src: str, *args: str, worker: str = WORKER) -> subprocess.Popen[str]:
     if proc.stdout.readline().strip() != "ready":
         raise SystemExit(f"{src}: the worker did not start")
     return proc
+
+
+def stop(procs: Iterable[subprocess.Popen[str]], timeout: float = 60) -> None:
+    """End the workers: their input closes, they finish and exit."""
+    for proc in procs:
+        if proc.stdin is not None:
+            proc.stdin.close()
+        proc.wait(timeout=timeout)
 
 
 def ask(proc: subprocess.Popen[str], text: str, mode: str) -> float:
@@ -97,10 +106,7 @@ def main() -> int:
                     f" | {np.median(tb - ta):+.2f} |"
                 )
         finally:
-            for proc in (a, b):
-                if proc.stdin is not None:
-                    proc.stdin.close()
-                proc.wait(timeout=30)
+            stop((a, b))
     return 0
 
 
