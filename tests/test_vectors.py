@@ -431,8 +431,9 @@ def test_a_filter_letting_most_rows_through_gives_what_brute_force_does(
 def test_allowed_rows_are_kept_until_the_index_changes(
     notes_engine: Engine, tmp_path: Path
 ) -> None:
-    from noteseek.search.allowed import allowed_rows
+    from noteseek.search.allowed import AllowedRows
 
+    allowed_rows = AllowedRows()  # one per opened index, as the engine keeps it
     store = notes_engine.store
     filters = build_filters(paths=["work/**"])
     first = allowed_rows(store, filters)

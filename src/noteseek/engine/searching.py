@@ -19,6 +19,7 @@ from noteseek.engine.results import SearchResponse
 from noteseek.engine.state import KEYWORD_ONLY_NOTE, IndexState
 from noteseek.indexing.embedding import MODEL_META_KEY
 from noteseek.search import pipeline
+from noteseek.search.allowed import AllowedRows
 from noteseek.search.compress import compress
 from noteseek.search.concepts import ConceptVocabulary
 from noteseek.search.filters import build_filters, kinds_for
@@ -33,6 +34,7 @@ class Searching:
         self.state = state
         self.settings = state.settings
         self._cross_encoder: Any = None
+        self._allowed = AllowedRows()
 
     def search(
         self,
@@ -194,6 +196,7 @@ class Searching:
             communities=self.state.file_communities() if search.community_boost != 1.0 else None,
             concepts=self._concepts_for(request.mode, lane, warnings),
             graph=self.state.graph_view() if search.graph_weight > 0 else None,
+            allowed=self._allowed,
         )
 
     def search_with_hypothesis(

@@ -25,7 +25,7 @@ from noteseek import deadline
 from noteseek.analysis import Analyzer
 from noteseek.config import SearchSettings
 from noteseek.search import fusion, keyword, relevance
-from noteseek.search.allowed import allowed_rows
+from noteseek.search.allowed import AllowedRows
 from noteseek.search.concepts import expand_query
 from noteseek.search.expand import Continued, Expansions
 from noteseek.search.fusion import Fused, rrf, score_aware_weights
@@ -159,7 +159,7 @@ def _run(
 
     if vectors is not None and qvec is not None:
         started = time.perf_counter()
-        allowed = allowed_rows(store, filters)
+        allowed = (resources.allowed or AllowedRows())(store, filters)
         found = vectors.index.search(qvec, want + (want if query.excluded else 0), allowed)
         if query.excluded and found:
             hidden = store.matching_rowids(KeywordQuery(query.excluded, ()), [r for r, _ in found])

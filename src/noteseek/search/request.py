@@ -16,6 +16,7 @@ import numpy.typing as npt
 
 from noteseek.analysis import Analyzer
 from noteseek.config import SearchSettings
+from noteseek.search.allowed import AllowedRows
 from noteseek.search.concepts import ConceptVocabulary
 from noteseek.search.graph_lane import GraphView
 from noteseek.store.base import SearchSource, VectorIndex
@@ -82,3 +83,5 @@ class SearchResources:
     """File id -> community, for the community boost."""
     concepts: ConceptVocabulary | None = None
     graph: GraphView | None = None
+    allowed: AllowedRows | None = None
+    """The rows each filter lets through, kept by the engine across searches."""
