@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import EXAMPLE_VAULT
-from tests.helpers import run_cli
+from tests.helpers import engine_for, project, run_cli
 
 
 def milvus_env(uri: str, **more: str) -> dict[str, str]:
@@ -55,6 +55,33 @@ def test_index_search_get_and_status_with_milvus_lite(tmp_path: Path) -> None:
         kept = json.loads(run_cli(args, tmp_path, env).stdout)
         assert kept == json.loads(run_cli(args, tmp_path).stdout)
         assert kept.get("backlinks") or kept.get("edges")
+
+
+def sealed_rows(lite_dir: Path, collection: str) -> int:
+    """Rows of ``collection`` in Milvus Lite's segment files (not its in-memory table)."""
+    import pyarrow.parquet as pq
+
+    data = lite_dir / "collections" / collection / "partitions" / "_default" / "data"
+    return sum(pq.read_metadata(f).num_rows for f in data.glob("*.parquet"))
+
+
+def test_an_index_run_leaves_milvus_lite_searching_sealed_segments(tmp_path: Path) -> None:
+    """Milvus Lite searches rows it has not flushed by rebuilding an index over all of them
+    for every search (tens of seconds per query at 50k chunks): an index run ends with what
+    it wrote flushed, while the process that wrote it still has Lite open."""
+    lite = tmp_path / "lite.db"
+    project(tmp_path, {"docs": EXAMPLE_VAULT})
+    engine = engine_for(tmp_path, **{"milvus.uri": str(lite), "milvus.collection": "seal"})
+    try:
+        assert sealed_rows(lite, "seal_chunks") == 0
+        engine.index()
+        chunks = int(engine.status()["chunks"])
+        assert chunks > 36
+        assert sealed_rows(lite, "seal_chunks") == chunks
+        assert sealed_rows(lite, "seal_files") == 36
+        assert engine.search("redis ttl", mode="keyword").hits[0].path == "notes/redis.md"
+    finally:
+        engine.close()
 
 
 def refused_port() -> int:

@@ -99,6 +99,8 @@ def test_drop_and_prune(store: Store) -> None:
     assert store.prune_vectors(MODEL) == 0
     assert store.drop_vectors() == 4
     assert store.vector_models() == {}
+    assert store.prune_vectors(MODEL) == 0  # a model with no vector stored: nothing to prune
+    assert store.prune_vectors("never-used") == 0
 
 
 # -- the vector index seam ----------------------------------------------------------------------

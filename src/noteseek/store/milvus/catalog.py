@@ -302,6 +302,8 @@ class MilvusCatalog(MilvusCore):
             self._put_meta("run:" + key, json.dumps(run, ensure_ascii=False))
             for old in runs[: max(0, len(runs) + 1 - RUNS_KEPT)]:
                 self._put_meta("run:" + old, None)
+        with self._lock:
+            self._seal(1)  # Milvus Lite: what the run wrote is searched from sealed segments
 
     def last_run(self) -> dict[str, Any] | None:
         runs = self._meta_prefix("run:")

@@ -54,6 +54,14 @@ OPENING = threading.Lock()
 in-process server for one file at once collide on its lock (one fails as if another process
 held the file), and two handles creating the collections of a new index at once collide too."""
 
+LITE_SEAL_ROWS = 2000
+"""Milvus Lite searches rows it has not flushed yet (its memtable, up to 128 MB) by building
+an index over all of them again for every search, in Python: at 50k unflushed chunks a
+keyword query took tens of seconds. Flushed rows sit in segments whose indexes are built
+once. So a Lite handle flushes a collection once this many rows are written to it since its
+last flush, and flushes everything at the end of an index run (``record_run``). Milvus
+Server seals segments itself; frequent manual flushes there only make small segments."""
+
 LITE_CHANNEL = {"grpc_options": {"grpc.keepalive_time_ms": 2**31 - 1}}
 """Milvus Lite's in-process server answers pymilvus's keepalive pings (every 10 s, idle or
 not) with "too many pings" and drops the connection: the first call after a minute idle
@@ -108,6 +116,8 @@ class MilvusCore:
         """The rest of this handle's id block: (next, end)."""
         self._stamp = 0
         """The version the commit being applied sets."""
+        self._unflushed: dict[str, int] = {}
+        """Rows written to each collection since this handle last flushed it (Milvus Lite)."""
         self.leases = Leases(lambda: self.client, self._lock, self._tables[schema.LEASES])
         errors = milvus_errors()
         try:
@@ -381,6 +391,17 @@ class MilvusCore:
                 segment.append(op)
         self._apply(segment)
         self._upsert(schema.META, [meta_row("version", str(self._stamp))])
+        self._seal(LITE_SEAL_ROWS)
+
+    def _seal(self, least: int) -> None:
+        """On Milvus Lite, flush every collection with at least ``least`` unflushed rows
+        (:data:`LITE_SEAL_ROWS`); nothing on Milvus Server."""
+        if not self.config.lite:
+            return
+        for collection, rows in list(self._unflushed.items()):
+            if rows >= least:
+                self.client.flush(collection)
+                del self._unflushed[collection]
 
     def _apply(self, ops: list[Op]) -> None:
         raise NotImplementedError  # the catalog applies its buffered writes
@@ -389,8 +410,10 @@ class MilvusCore:
         raise NotImplementedError
 
     def _upsert(self, table: str, rows: list[dict[str, Any]]) -> None:
+        collection = self._tables.get(table, table)
         for start in range(0, len(rows), 2000):
-            self.client.upsert(self._tables.get(table, table), rows[start : start + 2000])
+            self.client.upsert(collection, rows[start : start + 2000])
+        self._unflushed[collection] = self._unflushed.get(collection, 0) + len(rows)
 
     def _delete_ids(self, table: str, ids: Iterable[Any]) -> None:
         unique = list(dict.fromkeys(ids))

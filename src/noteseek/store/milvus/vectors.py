@@ -133,8 +133,7 @@ class MilvusVectors(MilvusCatalog):
     def prune_vectors(self, model: str) -> int:
         with self.transaction():
             collection = self._collection(model)
-            if collection is None:
-                self._ops.append(("delete_vectors", collection or "", []))
+            if collection is None:  # no vector stored under this model: nothing to prune
                 return 0
             used = {str(r["embed_key"]) for r in self._chunk_keys()}
             stale = [
