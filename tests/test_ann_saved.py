@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from noteseek.engine import Engine
-from noteseek.store import ann_saved
+from noteseek.store import ann, ann_saved
 from noteseek.store.ann import HNSW_QUIET_SECONDS, InMemoryVectorIndex, _idents
 from noteseek.store.factory import open_reader
 from tests.helpers import write
@@ -39,10 +39,9 @@ def index_for(engine: Engine, *, writer: bool, **options: Any) -> InMemoryVector
         MODEL,
         DIM,
         open_reader=lambda: open_reader(engine.index_dir),
-        hnsw_threshold=10,
         folder=engine.index_dir,
         may_save=lambda: writer,
-        **options,
+        **{"hnsw_threshold": 10, **options},
     )
 
 
@@ -70,7 +69,7 @@ from noteseek.store.factory import open_reader
 folder = Path(sys.argv[1])
 store = open_reader(folder)
 index = InMemoryVectorIndex(store, "test-model", 32, open_reader=lambda: open_reader(folder),
-                            hnsw_threshold=10, folder=folder)
+                            hnsw_threshold=int(sys.argv[2]), folder=folder)
 rng = np.random.default_rng(7)
 q = rng.normal(size=32).astype(np.float32)
 hits = [r for r, _ in index.search(q / np.linalg.norm(q), 10)]
@@ -79,8 +78,8 @@ print(json.dumps({"saved": index.loaded_saved, "hnsw": index.uses_hnsw,
 """
 
 
-def fresh_process(folder: Path, prefix: str = "") -> dict[str, Any]:
-    code = f"{sys.executable} -c '{FRESH}' '{folder}'"
+def fresh_process(folder: Path, prefix: str = "", hnsw_threshold: int = 10) -> dict[str, Any]:
+    code = f"{sys.executable} -c '{FRESH}' '{folder}' {hnsw_threshold}"
     argv = ["sh", "-c", f"{prefix}{code}"]
     if prefix:
         argv = ["unshare", "-rm", *argv]
@@ -216,6 +215,26 @@ def test_settle_saves_at_once_for_the_writer_only(notes_engine: Engine) -> None:
     index_for(notes_engine, writer=True).settle(60)  # no quiet period: the end of a run
     assert len(saved_files(notes_engine)) == 4
     assert fresh_process(notes_engine.index_dir)["saved"] is True
+
+
+def test_without_a_graph_the_matrix_is_saved_and_mapped(
+    notes_engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Below the HNSW threshold (or with HNSW off) there is no graph, but reading every vector
+    # from the store took a new process 5 s at 165k rows: from SAVE_FROM_ROWS the writer
+    # saves the matrix alone, and a fresh process maps it.
+    vectors = fill_vectors(notes_engine)
+    index_for(notes_engine, writer=True, hnsw_threshold=0).settle(60)
+    assert saved_files(notes_engine) == []  # 60 rows: fewer than SAVE_FROM_ROWS
+    monkeypatch.setattr(ann, "SAVE_FROM_ROWS", 10)
+    index_for(notes_engine, writer=True, hnsw_threshold=0).settle(60)
+    names = saved_files(notes_engine)
+    assert len(names) == 3 and not any(n.endswith(".usearch") for n in names)
+    found = fresh_process(notes_engine.index_dir, hnsw_threshold=0)
+    assert (found["saved"], found["hnsw"]) == (True, False)
+    rng = np.random.default_rng(7)
+    q = rng.normal(size=DIM).astype(np.float32)
+    assert found["hits"] == brute_force(vectors, q / np.linalg.norm(q), 10)
 
 
 EXIT_MID_BUILD = """

@@ -52,7 +52,7 @@ from noteseek.sources.git_roots import discover_git_roots
 from noteseek.sources.memory import MEMORY_KIND
 from noteseek.sources.registry import open_source
 from noteseek.store import folder as index_folder
-from noteseek.store.ann import in_background
+from noteseek.store.ann import in_background, save_from
 from noteseek.store.base import (
     IndexCorrupt,
     Store,
@@ -382,11 +382,11 @@ class IndexState:
         return self._vectors.get()
 
     def settle_vectors(self) -> None:
-        """After an index run, as the writer: build and save the HNSW graph when the index has
-        enough vectors for one (store/ann_saved.py: the next process maps it)."""
-        least = self.settings.vectors.hnsw_threshold
-        have = self.store.vector_models().get(self.model_id, 0) if least else 0
-        if least and have >= least and self.wants_vectors():
+        """After an index run, as the writer: save the vectors (and build and save the HNSW
+        graph, above its threshold) beside the index when there are enough for loading them to
+        be slow (store/ann_saved.py: the next process maps them)."""
+        have = self.store.vector_models().get(self.model_id, 0)
+        if have >= save_from(self.settings.vectors.hnsw_threshold) and self.wants_vectors():
             self.vector_index().settle()
 
     def embedding_progress(self, *, allow_stale: bool = False) -> tuple[int, int]:
