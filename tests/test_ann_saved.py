@@ -127,6 +127,33 @@ def test_a_stale_file_is_ignored_and_built_again(notes_engine: Engine) -> None:
     assert fresh_process(notes_engine.index_dir)["saved"] is True
 
 
+def test_a_large_saved_state_answers_at_once_and_is_checked_behind(
+    notes_engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # From BACKGROUND_FROM_ROWS rows a saved state is mapped without reading the store's rows
+    # first (most of a new process's first query at 165k rows); a check in the background
+    # then brings it in step, as background updates keep large indexes in step.
+    fill_vectors(notes_engine)
+    save_as_writer(notes_engine)
+    write(notes_engine.index_dir.parent / "notes" / "home" / "n01.md", "# Changed\n\nNew text.\n")
+    notes_engine.index()
+    vectors = fill_vectors(notes_engine, seed=3)
+    monkeypatch.setattr(ann, "BACKGROUND_FROM_ROWS", 10)  # this index counts as large
+    reader = index_for(notes_engine, writer=False, hnsw_threshold=0)
+    reader.sync()
+    assert reader.loaded_saved  # mapped although the store moved on since it was saved
+    reader.wait_for_refresh(60)
+    assert reader.refresh_error is None
+    assert sorted(reader._ids.tolist()) == sorted(vectors)  # in step with the store now
+    for seed in (1, 2, 3):
+        assert top(reader, seed) == brute_force(vectors, query(seed), 10)
+    # Below BACKGROUND_FROM_ROWS the same stale state is checked first, and not mapped.
+    monkeypatch.setattr(ann, "BACKGROUND_FROM_ROWS", 10**6)
+    small = index_for(notes_engine, writer=False, hnsw_threshold=0)
+    assert top(small, 1) == brute_force(vectors, query(1), 10)
+    assert not small.loaded_saved
+
+
 @pytest.mark.parametrize("damage", ["graph", "matrix", "keys", "sidecar", "truncated graph"])
 def test_a_damaged_file_is_ignored(notes_engine: Engine, damage: str) -> None:
     vectors = fill_vectors(notes_engine)

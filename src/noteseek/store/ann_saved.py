@@ -83,11 +83,15 @@ def load(
     model: str,
     dimension: int,
     dtype: Any,
-    current_idents: npt.NDArray[np.int64],
+    current_idents: npt.NDArray[np.int64] | None,
     *,
-    want_graph: bool,
+    want_graph: bool | None,
 ) -> Saved | None:
-    """The saved state if it is sound and covers exactly ``current_idents``; else None."""
+    """The saved state if it is sound and covers exactly ``current_idents``; else None.
+
+    ``current_idents`` None: sound, whatever rows the store holds now (the caller checks them
+    later). ``want_graph`` None: the graph if the state has one.
+    """
     try:
         meta = json.loads(sidecar_path(folder, model).read_text(encoding="utf-8"))
         if (
@@ -95,7 +99,7 @@ def load(
             or meta.get("model") != model
             or meta.get("dimension") != dimension
             or meta.get("dtype") != np.dtype(dtype).name
-            or meta.get("checksum") != key_checksum(current_idents)
+            or (current_idents is not None and meta.get("checksum") != key_checksum(current_idents))
         ):
             return None
         files = meta["files"]
@@ -112,7 +116,7 @@ def load(
         if matrix.shape != (count, dimension) or matrix.dtype != np.dtype(dtype):
             return None
         graph, graph_path = None, None
-        if want_graph and files.get("graph"):
+        if want_graph is not False and files.get("graph"):
             graph_path = folder / files["graph"]
             if fingerprint(graph_path) != meta["fingerprints"]["graph"]:
                 return None
@@ -122,6 +126,14 @@ def load(
         return Saved(keys[0].astype(np.int64), keys[1].astype(np.int64), matrix, graph, graph_path)
     except (OSError, ValueError, KeyError, TypeError, RuntimeError):
         return None
+
+
+def saved_rows(folder: Path, model: str) -> int:
+    """The rows the saved state of ``model`` holds, as its sidecar says (0: none, unreadable)."""
+    try:
+        return int(json.loads(sidecar_path(folder, model).read_text(encoding="utf-8"))["count"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return 0
 
 
 def _view(path: Path, dimension: int, count: int) -> Any:

@@ -170,6 +170,12 @@ MIGRATIONS: list[str] = [
     END;
     INSERT INTO graph_dirty(file_id) SELECT id FROM files;
     """,
+    # 6: the vectors' keys apart from their blobs. Counting the chunks that have a vector, and
+    # listing them, walked the vectors table itself (blobs and all: 250 MB at 165k vectors,
+    # 0.2 s); over this index they take 0.02 s and 0.09 s.
+    """
+    CREATE INDEX vectors_keys ON vectors(model, key);
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

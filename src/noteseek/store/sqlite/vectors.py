@@ -38,12 +38,13 @@ class SQLiteVectors(SQLiteCore):
 
     def vector_progress(self, model: str) -> tuple[int, int]:
         """(chunks that have a vector of ``model``, all chunks)."""
-        row = self._q(
-            "SELECT count(*), count(v.key) FROM chunks c LEFT JOIN vectors v "
-            "ON v.model = ? AND v.key = c.embed_key",
+        # Two counts, each over an index: the left join walked every chunk row, text and all
+        # (0.77 s at 165k chunks, against 0.12 s for the join and 2 ms for the total).
+        done = self._q(
+            "SELECT count(*) FROM vectors v JOIN chunks c ON c.embed_key = v.key WHERE v.model = ?",
             (model,),
-        )[0]
-        return int(row[1]), int(row[0])
+        )[0][0]
+        return int(done), int(self._q("SELECT count(*) FROM chunks")[0][0])
 
     def vector_models(self) -> dict[str, int]:
         return {r[0]: int(r[1]) for r in self._q("SELECT model, count(*) FROM vectors GROUP BY 1")}
@@ -69,12 +70,15 @@ class SQLiteVectors(SQLiteCore):
         The key matters as well as the rowid: SQLite may give a rewritten chunk the rowid of
         the one it replaced, and then only the key says that its vector changed.
         """
+        # No ORDER BY: with it SQLite walks the chunk rows in id order, text and all (2.9 s at
+        # 165k chunks, the whole of a new process's first semantic query); without, it joins
+        # the vectors' keys to the covering index on chunks(embed_key) (0.2 s).
         rows = self._q(
-            "SELECT c.id, c.embed_key FROM chunks c JOIN vectors v ON v.model = ? "
-            "AND v.key = c.embed_key ORDER BY c.id",
+            "SELECT c.id, c.embed_key FROM vectors v JOIN chunks c ON c.embed_key = v.key "
+            "WHERE v.model = ?",
             (model,),
         )
-        return [(int(r[0]), r[1]) for r in rows]
+        return sorted((int(r[0]), r[1]) for r in rows)
 
     def chunk_vectors(self, model: str, rowids: Sequence[int]) -> list[tuple[int, str, bytes]]:
         """(chunk rowid, embedding key, vector blob) for the given chunks that have one."""
