@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from noteseek.store.ann import exact_top
+from noteseek.store.exact import exact_top
 from noteseek.store.hnsw import build_hnsw
 
 DIM = 384

@@ -17,7 +17,8 @@ import pytest
 
 from noteseek.engine import Engine
 from noteseek.store import ann, ann_saved
-from noteseek.store.ann import HNSW_QUIET_SECONDS, InMemoryVectorIndex, _idents
+from noteseek.store.ann import HNSW_QUIET_SECONDS, InMemoryVectorIndex
+from noteseek.store.exact import row_idents
 from noteseek.store.factory import open_reader
 from tests.helpers import write
 from tests.test_vectors import DIM, MODEL, brute_force, fill_vectors, notes_engine, query
@@ -223,7 +224,7 @@ def test_a_state_for_another_model_dimension_or_dtype_is_not_loaded(
 ) -> None:
     fill_vectors(notes_engine)
     save_as_writer(notes_engine)
-    idents = _idents(open_reader(notes_engine.index_dir).vector_chunk_keys(MODEL))
+    idents = row_idents(open_reader(notes_engine.index_dir).vector_chunk_keys(MODEL))
     folder = notes_engine.index_dir
 
     def load(model: str = MODEL, dim: int = DIM, dtype: Any = np.float32) -> Any:

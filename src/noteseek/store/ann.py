@@ -28,8 +28,8 @@ import numpy.typing as npt
 
 from noteseek.priority import yield_cpu
 from noteseek.store import ann_saved
-from noteseek.store.ann_saved import usearch_module as _usearch
 from noteseek.store.base import ChangeToken, RowIds, VectorDType, VectorReader, VectorSource
+from noteseek.store.exact import exact_top, members, row_idents
 from noteseek.store.hnsw import build_hnsw, insert_threads, stop_at_exit
 
 THROTTLE_FROM = 0.05
@@ -271,7 +271,7 @@ class InMemoryVectorIndex:
         """
         if self._folder is not None and ann_saved.sidecar_path(self._folder, self.model).exists():
             later = ann_saved.saved_rows(self._folder, self.model) >= BACKGROUND_FROM_ROWS
-            idents = None if later else _idents(self.store.vector_chunk_keys(self.model))
+            idents = None if later else row_idents(self.store.vector_chunk_keys(self.model))
             rows = ann_saved.saved_rows(self._folder, self.model) if idents is None else idents.size
             saved = ann_saved.load(
                 self._folder,
@@ -290,7 +290,7 @@ class InMemoryVectorIndex:
                 return later
         stored = self.store.all_chunk_vectors(self.model)
         self._ids = np.fromiter((r[0] for r in stored), dtype=np.int64, count=len(stored))
-        self._idents = _idents(stored)
+        self._idents = row_idents(stored)
         self._matrix = self._decode([r[2] for r in stored])
         return False
 
@@ -304,7 +304,7 @@ class InMemoryVectorIndex:
         """The state after the changes since ``ids``/``idents``/``matrix`` (the rows held),
         and what changed. It only reads them, so it may run outside the lock."""
         current = store.vector_chunk_keys(self.model)
-        current_idents = _idents(current)
+        current_idents = row_idents(current)
         gone_mask = ~np.isin(idents, current_idents)
         new_rows = np.flatnonzero(~np.isin(current_idents, idents))
         rows = store.chunk_vectors(self.model, [current[i][0] for i in new_rows])
@@ -315,7 +315,7 @@ class InMemoryVectorIndex:
         keep = ~gone_mask
         return _Update(
             np.concatenate([ids[keep], added]),
-            np.concatenate([idents[keep], _idents(rows)]),
+            np.concatenate([idents[keep], row_idents(rows)]),
             np.concatenate([matrix[keep], added_matrix]),
             ids[gone_mask],
             added,
@@ -525,7 +525,7 @@ class InMemoryVectorIndex:
                     hits = self._hnsw_search(q, k, ids)
                     if len(hits) >= min(k, ids.size):
                         return hits
-                return self._exact(q, k, _members(self._ids, ids))
+                return self._exact(q, k, members(self._ids, ids))
             if self._hnsw is not None:
                 hits = self._hnsw_search(q, k, None)
                 if len(hits) >= min(k, self.size):
@@ -562,53 +562,6 @@ class InMemoryVectorIndex:
         keys = np.asarray(matches.keys, dtype=np.int64)
         distances = np.asarray(matches.distances, dtype=np.float32)
         if allowed is not None:
-            keep = _members(keys, allowed)
+            keep = members(keys, allowed)
             keys, distances = keys[keep], distances[keep]
         return [(int(r), 1.0 - float(d)) for r, d in zip(keys[:k], distances[:k], strict=True)]
-
-
-def _members(values: npt.NDArray[np.int64], sorted_ids: npt.NDArray[np.int64]) -> Any:
-    """Which of ``values`` are in ``sorted_ids`` (a boolean array), by binary search."""
-    at = np.searchsorted(sorted_ids, values)
-    at[at >= sorted_ids.size] = 0
-    return sorted_ids[at] == values
-
-
-def exact_top(
-    matrix: npt.NDArray[Any], q: npt.NDArray[np.float32], k: int
-) -> list[tuple[int, float]]:
-    """The ``k`` rows of ``matrix`` with the highest dot product with ``q``: (row, score).
-
-    float32 goes through numpy's matrix product (BLAS); float16 through usearch's exact SIMD
-    search, since numpy has no fast float16 product (measured at 50,000 rows: 4.9 ms against
-    38 ms converting blocks to float32).
-    """
-    n = matrix.shape[0]
-    k = min(k, n)
-    if k <= 0:
-        return []
-    if matrix.dtype == np.float16:
-        usearch = _usearch()
-        found = usearch.search(
-            matrix, q.astype(np.float16), k, usearch.MetricKind.IP, exact=True, threads=1
-        )
-        return [
-            (int(row), 1.0 - float(distance))
-            for row, distance in zip(found.keys, found.distances, strict=True)
-        ]
-    scores = np.asarray(matrix @ q, dtype=np.float32)
-    top = np.argpartition(-scores, k - 1)[:k]
-    top = top[np.argsort(-scores[top], kind="stable")]
-    return [(int(i), float(scores[i])) for i in top]
-
-
-def _idents(rows: Sequence[tuple[Any, ...]]) -> npt.NDArray[np.int64]:
-    """A 63-bit number per (rowid, embedding key, ...) row; equal rows, equal numbers."""
-    return np.fromiter(
-        (
-            (int(key[:15], 16) ^ (rowid * 0x9E3779B97F4A7C15)) & 0x7FFF_FFFF_FFFF_FFFF
-            for rowid, key, *_ in rows
-        ),
-        dtype=np.int64,
-        count=len(rows),
-    )
