@@ -145,7 +145,7 @@ def test_a_large_saved_state_answers_at_once_and_is_checked_behind(
     assert reader.loaded_saved  # mapped although the store moved on since it was saved
     reader.wait_for_refresh(60)
     assert reader.refresh_error is None
-    assert sorted(reader._ids.tolist()) == sorted(vectors)  # in step with the store now
+    assert sorted(reader._rows.ids.tolist()) == sorted(vectors)  # in step with the store now
     for seed in (1, 2, 3):
         assert top(reader, seed) == brute_force(vectors, query(seed), 10)
     # Below BACKGROUND_FROM_ROWS the same stale state is checked first, and not mapped.

@@ -145,6 +145,46 @@ def test_hnsw_above_the_threshold_agrees_with_exact(notes_engine: Engine) -> Non
     assert len(index.search(query(5), 10, allowed)) == 6
 
 
+@pytest.mark.parametrize("hnsw", [0, 10])
+def test_chunks_with_one_vector_share_it_and_are_all_found(tmp_path: Path, hnsw: int) -> None:
+    # Docs repeat themselves: 30 pages carry the same boilerplate section, embedded to one
+    # vector (boilerplate is embedded once). It is held once (one node of the graph), and a
+    # search finds every page's copy of it.
+    notes = tmp_path / "notes"
+    boiler = "## Notes\n\nThis cmdlet is part of the shared module; see the module page.\n"
+    for i in range(30):
+        write(notes / f"p{i:02d}.md", f"# Page {i}\n\nThe page about topic {i}.\n\n{boiler}")
+    engine = engine_for(project(tmp_path, {"n": notes}), **{"chunking.merge_small": False})
+    engine.index()
+    store = engine.store
+    rng = np.random.default_rng(4)
+    same = query(9).tobytes()
+    items = []
+    for key, rowid in store.pending_embeddings(MODEL):
+        text = store.chunk_rows([rowid])[0].text
+        v = rng.normal(size=DIM).astype(np.float32)
+        items.append((key, same if "shared module" in text else (v / np.linalg.norm(v)).tobytes()))
+    store.put_vectors(MODEL, items)
+    vectors = {r: np.frombuffer(b, dtype=np.float32) for r, _, b in store.all_chunk_vectors(MODEL)}
+    copies = sorted(r for r, v in vectors.items() if v.tobytes() == same)
+    assert len(vectors) == 60 and len(copies) == 30
+
+    index = vector_index(engine, hnsw_threshold=hnsw)
+    index.sync()
+    if hnsw:
+        assert index.wait_for_hnsw(60)
+    assert index.size == 60
+    assert index._rows.distinct == 31  # 30 page bodies and one shared section
+    got = index.search(query(9), 40)  # the shared vector itself: its 30 copies tie at the top
+    assert [r for r, _ in got[:30]] == copies
+    assert all(s == pytest.approx(1.0, abs=1e-5) for _, s in got[:30])
+    others = [r for r in brute_force(vectors, query(9), 60) if r not in copies]
+    assert [r for r, _ in got[30:]] == others[:10]
+    # A filter lets through only some copies: exactly those come back.
+    allowed = copies[::7]
+    assert [r for r, _ in index.search(query(9), 10, allowed)] == allowed
+
+
 def test_usearch_before_onnxruntime_does_not_crash_the_process() -> None:
     # Loading onnxruntime after usearch segfaults; store/ann.py must load them in the safe order.
     code = (

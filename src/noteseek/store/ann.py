@@ -19,7 +19,6 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +30,7 @@ from noteseek.store import ann_saved
 from noteseek.store.base import ChangeToken, RowIds, VectorDType, VectorReader, VectorSource
 from noteseek.store.exact import exact_top, members, row_idents
 from noteseek.store.hnsw import build_hnsw, insert_threads, stop_at_exit
+from noteseek.store.vector_rows import Update, VectorRows, empty, from_stored, updated
 
 THROTTLE_FROM = 0.05
 BACKGROUND_FROM_ROWS = 20_000
@@ -74,18 +74,6 @@ HNSW_QUIET_SECONDS = 30.0
 change has come for this long, so a long bulk write does not start build after build."""
 
 
-@dataclass(frozen=True)
-class _Update:
-    """The matrix after an update, and the rows that went and came (for the HNSW graph)."""
-
-    ids: npt.NDArray[np.int64]
-    idents: npt.NDArray[np.int64]
-    matrix: npt.NDArray[Any]
-    gone: npt.NDArray[np.int64]
-    added: npt.NDArray[np.int64]
-    added_matrix: npt.NDArray[Any]
-
-
 class InMemoryVectorIndex:
     """The vectors of one model in one store, searchable by cosine similarity.
 
@@ -112,11 +100,11 @@ class InMemoryVectorIndex:
         self.dimension = dimension
         self.dtype = np.float16 if dtype == "float16" else np.float32
         self.hnsw_threshold = hnsw_threshold
-        self._ids: npt.NDArray[np.int64] = np.empty(0, dtype=np.int64)
-        # One number per row for (rowid, embedding key): a row whose text changed may keep
-        # its rowid, and must still count as gone-and-new.
-        self._idents: npt.NDArray[np.int64] = np.empty(0, dtype=np.int64)
-        self._matrix: npt.NDArray[Any] = np.empty((0, dimension), dtype=self.dtype)
+        # Per chunk its rowid and one number for (rowid, embedding key) (a row whose text
+        # changed may keep its rowid, and must still count as gone-and-new); each distinct
+        # vector once (vector_rows.py). Replaced by updates, never changed.
+        self._rows: VectorRows = empty(dimension, self.dtype)
+        self._allowed_kept: tuple[Any, ...] | None = None
         self._token: ChangeToken | None = None
         self._hnsw: Any = None
         self._builder: threading.Thread | None = None
@@ -145,7 +133,7 @@ class InMemoryVectorIndex:
 
     @property
     def size(self) -> int:
-        return int(self._ids.size)
+        return self._rows.size
 
     @property
     def uses_hnsw(self) -> bool:
@@ -163,9 +151,7 @@ class InMemoryVectorIndex:
         with self._lock:
             self._closed = True
             self._drop_hnsw()
-            self._ids = np.empty(0, dtype=np.int64)
-            self._idents = np.empty(0, dtype=np.int64)
-            self._matrix = np.empty((0, self.dimension), dtype=self.dtype)
+            self._rows = empty(self.dimension, self.dtype)
 
     # -- keeping in step with the store ---------------------------------------------------------
 
@@ -193,7 +179,7 @@ class InMemoryVectorIndex:
             if self._refresher is not None:
                 return
             if not in_background(self.size, self._cost):
-                self._apply(self._changes(self.store, self._ids, self._idents, self._matrix))
+                self._apply(self._changes(self.store, self._rows))
                 self._finish_update(token, started)
                 return
             if started < self._next_sync:
@@ -205,7 +191,7 @@ class InMemoryVectorIndex:
         # moves it again and is picked up by the next update.
         refresher = threading.Thread(
             target=self._refresh,
-            args=(token, started, self._ids, self._idents, self._matrix),
+            args=(token, started, self._rows),
             name="noteseek-vectors",
             daemon=True,
         )
@@ -222,19 +208,17 @@ class InMemoryVectorIndex:
         self,
         token: ChangeToken,
         started: float,
-        ids: npt.NDArray[np.int64],
-        idents: npt.NDArray[np.int64],
-        matrix: npt.NDArray[Any],
+        rows: VectorRows,
     ) -> None:
-        # The arrays are the state when it started; only one update runs at a time, and an
-        # update replaces the arrays rather than changing them, so they stay as they were.
+        # ``rows``: the state when it started; only one update runs at a time, and an update
+        # replaces the state rather than changing it, so it stays as it was.
         yield_cpu()
         try:
             # Its own connection: a long scan holds no lock that searches need. The new arrays
             # are built here too; under the lock they are only swapped in.
             store = self._open_reader()
             try:
-                update = self._changes(store, ids, idents, matrix)
+                update = self._changes(store, rows)
             finally:
                 store.close()
             with self._lock:
@@ -282,60 +266,42 @@ class InMemoryVectorIndex:
                 want_graph=self.hnsw_threshold > 0 and rows >= self.hnsw_threshold,
             )
             if saved is not None:
-                self._ids, self._idents, self._matrix = saved.ids, saved.idents, saved.matrix
-                self._saved = ann_saved.key_checksum(saved.idents)
+                self._rows = saved.rows
+                self._saved = ann_saved.key_checksum(saved.rows.idents)
                 self.loaded_saved = True
                 if saved.graph is not None:
                     self._hnsw, self._view = saved.graph, saved
                 return later
-        stored = self.store.all_chunk_vectors(self.model)
-        self._ids = np.fromiter((r[0] for r in stored), dtype=np.int64, count=len(stored))
-        self._idents = row_idents(stored)
-        self._matrix = self._decode([r[2] for r in stored])
+        self._rows = from_stored(
+            self.store.all_chunk_vectors(self.model), self.dimension, self.dtype
+        )
         return False
 
-    def _changes(
-        self,
-        store: VectorSource,
-        ids: npt.NDArray[np.int64],
-        idents: npt.NDArray[np.int64],
-        matrix: npt.NDArray[Any],
-    ) -> _Update:
-        """The state after the changes since ``ids``/``idents``/``matrix`` (the rows held),
-        and what changed. It only reads them, so it may run outside the lock."""
-        current = store.vector_chunk_keys(self.model)
-        current_idents = row_idents(current)
-        gone_mask = ~np.isin(idents, current_idents)
-        new_rows = np.flatnonzero(~np.isin(current_idents, idents))
-        rows = store.chunk_vectors(self.model, [current[i][0] for i in new_rows])
-        added = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-        added_matrix = self._decode([r[2] for r in rows])
-        if not gone_mask.any() and not rows:
-            return _Update(ids, idents, matrix, added, added, added_matrix)
-        keep = ~gone_mask
-        return _Update(
-            np.concatenate([ids[keep], added]),
-            np.concatenate([idents[keep], row_idents(rows)]),
-            np.concatenate([matrix[keep], added_matrix]),
-            ids[gone_mask],
-            added,
-            added_matrix,
+    def _changes(self, store: VectorSource, rows: VectorRows) -> Update:
+        """The state after the changes since ``rows`` (the state held), and what changed.
+        It only reads ``rows``, so it may run outside the lock."""
+        return updated(
+            rows,
+            store.vector_chunk_keys(self.model),
+            lambda rowids: store.chunk_vectors(self.model, rowids),
+            self.dimension,
+            self.dtype,
         )
 
-    def _apply(self, update: _Update) -> None:
-        """Swap in an update's arrays; a small change goes into the HNSW graph too."""
-        changed = update.gone.size + update.added.size
-        if changed:
+    def _apply(self, update: Update) -> None:
+        """Swap in an update's state; a small change goes into the HNSW graph too."""
+        if update.changed:
             self._last_change = self._clock()
+        changed = update.gone.size + update.added.size  # distinct vectors: the graph's keys
         if self._too_big_for_graph(changed):
             self._drop_hnsw()
             self._last_bulk = self._clock()
-        self._ids, self._idents, self._matrix = update.ids, update.idents, update.matrix
+        self._rows = update.state
         if changed and self._view is not None and self._hnsw is not None:
             # A mapped graph is read-only: an in-memory copy of it is made in the background
             # and brought up to date there (searches are exact meanwhile).
             view, self._hnsw = self._view, None
-            self._start_builder(view.ids, view.idents, view.matrix, view)
+            self._start_builder(view.rows, view)
             return
         if self._hnsw is not None:
             if update.gone.size:
@@ -346,12 +312,6 @@ class InMemoryVectorIndex:
                     update.added_matrix.astype(np.float32),
                     threads=insert_threads(update.added.size),
                 )
-
-    def _decode(self, blobs: Sequence[bytes]) -> npt.NDArray[Any]:
-        if not blobs:
-            return np.empty((0, self.dimension), dtype=self.dtype)
-        flat = np.frombuffer(b"".join(blobs), dtype=np.float32)
-        return flat.reshape(len(blobs), -1).astype(self.dtype, copy=False)
 
     def _sync_hnsw(self) -> None:
         """Start or drop the HNSW graph as the size crosses the threshold.
@@ -365,19 +325,13 @@ class InMemoryVectorIndex:
             return
         quiet = self._clock() - self._last_bulk >= HNSW_QUIET_SECONDS
         if self._hnsw is None and self._builder is None and self.hnsw_error is None and quiet:
-            self._start_builder(self._ids, self._idents, self._matrix, None)
+            self._start_builder(self._rows, None)
 
-    def _start_builder(
-        self,
-        ids: npt.NDArray[np.int64],
-        idents: npt.NDArray[np.int64],
-        matrix: npt.NDArray[Any],
-        view: ann_saved.Saved | None,
-    ) -> None:
+    def _start_builder(self, rows: VectorRows, view: ann_saved.Saved | None) -> None:
         self._view = None
         builder = threading.Thread(
             target=self._build_graph,
-            args=(ids, idents, matrix, self._generation, view),
+            args=(rows, self._generation, view),
             name="noteseek-hnsw",
             daemon=True,
         )
@@ -396,20 +350,19 @@ class InMemoryVectorIndex:
             or not self._may_save()
         ):
             return
-        checksum = ann_saved.key_checksum(self._idents)
+        checksum = ann_saved.key_checksum(self._rows.idents)
         if checksum == self._saved:
             return
         self._saved = checksum
         graph = None if self._hnsw is None or self._view is not None else self._hnsw.copy()
-        args = (self._ids, self._idents, self._matrix, graph)
-        self._saver = threading.Thread(target=self._save, args=args, daemon=True)
+        self._saver = threading.Thread(target=self._save, args=(self._rows, graph), daemon=True)
         self._saver.start()
 
-    def _save(self, ids: npt.NDArray[np.int64], idents: npt.NDArray[np.int64], *rest: Any) -> None:
-        yield_cpu()  # ``rest``: the matrix and the graph
+    def _save(self, rows: VectorRows, graph: Any) -> None:
+        yield_cpu()
         try:
             if self._folder is not None:
-                ann_saved.save(self._folder, self.model, self.dimension, ids, idents, *rest)
+                ann_saved.save(self._folder, self.model, self.dimension, rows, graph)
         except OSError as exc:  # a full disk: the next process builds the graph again
             self.save_error = f"{type(exc).__name__}: {exc}"
         finally:
@@ -435,7 +388,8 @@ class InMemoryVectorIndex:
 
     def _too_big_for_graph(self, changed: int) -> bool:
         """A change too large to insert into the HNSW graph while searches wait."""
-        return changed > min(HNSW_INPLACE_MAX, HNSW_REBUILD_SHARE * max(self.size, 1))
+        share = HNSW_REBUILD_SHARE * max(self._rows.distinct, 1)
+        return changed > min(HNSW_INPLACE_MAX, share)
 
     def _drop_hnsw(self) -> None:
         if self._hnsw is not None or self._builder is not None:
@@ -445,24 +399,20 @@ class InMemoryVectorIndex:
         self._view = None
 
     def _build_graph(
-        self,
-        ids: npt.NDArray[np.int64],
-        idents: npt.NDArray[np.int64],
-        matrix: npt.NDArray[Any],
-        generation: int,
-        view: ann_saved.Saved | None = None,
+        self, rows: VectorRows, generation: int, view: ann_saved.Saved | None = None
     ) -> None:
-        # The arrays are a snapshot: updates replace self._ids/self._matrix, never mutate them.
-        # With ``view``, the graph is an in-memory copy of the mapped one instead of a new one.
+        # ``rows`` is a snapshot: updates replace self._rows, never change it. The graph's
+        # keys are the distinct vectors' keys. With ``view``, the graph is an in-memory copy
+        # of the mapped one instead of a new one.
         yield_cpu()
         try:
             if view is not None and view.graph_path is not None:
                 graph = ann_saved.restore_copy(view.graph_path)
             else:
-                graph = build_hnsw(ids, matrix, self.dimension)
+                graph = build_hnsw(rows.vkeys, rows.matrix, self.dimension)
                 if self._folder is not None and self._may_save():
-                    self._save(ids, idents, matrix, graph)
-                    self._saved = ann_saved.key_checksum(idents)
+                    self._save(rows, graph)
+                    self._saved = ann_saved.key_checksum(rows.idents)
         except Exception as exc:  # a failed graph leaves exact search, which always works
             with self._lock:
                 self.hnsw_error = f"{type(exc).__name__}: {exc}"
@@ -472,8 +422,9 @@ class InMemoryVectorIndex:
             if generation != self._generation:
                 return
             self._builder = None
-            gone = ids[~np.isin(idents, self._idents)]
-            new_rows = np.flatnonzero(~np.isin(self._idents, idents))
+            now = self._rows
+            gone = rows.vkeys[~np.isin(rows.vkeys, now.vkeys)]
+            new_rows = np.flatnonzero(~np.isin(now.vkeys, rows.vkeys))
             if self._too_big_for_graph(gone.size + new_rows.size):
                 # Much changed while it was built: catching up would hold searches. Build
                 # again once writes are quiet (exact search meanwhile).
@@ -483,8 +434,8 @@ class InMemoryVectorIndex:
                 graph.remove(gone.astype(np.uint64))
             if new_rows.size:
                 graph.add(
-                    self._ids[new_rows].astype(np.uint64),
-                    np.asarray(self._matrix[new_rows], dtype=np.float32),
+                    now.vkeys[new_rows].astype(np.uint64),
+                    np.asarray(now.matrix[new_rows], dtype=np.float32),
                     threads=insert_threads(new_rows.size),
                 )
             self._hnsw = graph
@@ -495,11 +446,7 @@ class InMemoryVectorIndex:
         with self._lock:
             if not self.size or not rowids:
                 return {}
-            wanted = np.asarray(rowids, dtype=np.int64)
-            positions = np.flatnonzero(np.isin(self._ids, wanted))
-            return {
-                int(self._ids[i]): np.asarray(self._matrix[i], dtype=np.float32) for i in positions
-            }
+            return self._rows.vectors_for(rowids)
 
     # -- search ---------------------------------------------------------------------------------
 
@@ -516,52 +463,67 @@ class InMemoryVectorIndex:
                 return []
             q = np.asarray(query, dtype=np.float32).reshape(-1)
             if allowed is not None:
-                ids = np.asarray(allowed, dtype=np.int64)
+                ids, mask = self._allowed(allowed)
                 if ids.size == 0:
                     return []
-                if ids.size > 1 and bool(np.any(ids[1:] < ids[:-1])):
-                    ids = np.sort(ids)
                 if self._hnsw is not None and ids.size > self.size // 4:
                     hits = self._hnsw_search(q, k, ids)
                     if len(hits) >= min(k, ids.size):
                         return hits
-                return self._exact(q, k, members(self._ids, ids))
+                return self._exact(q, k, mask)
             if self._hnsw is not None:
                 hits = self._hnsw_search(q, k, None)
                 if len(hits) >= min(k, self.size):
                     return hits
             return self._exact(q, k, None)
 
+    def _allowed(self, allowed: RowIds) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.bool_]]:
+        """``allowed`` sorted, and which chunks it lets through. Kept for the same ``allowed``
+        object and state: the engine hands out one array per filter until the index changes
+        (search/allowed.py), and testing 165k chunks against it took 4 ms a query."""
+        kept = self._allowed_kept
+        if kept is not None and kept[0] is allowed and kept[1] is self._rows:
+            return kept[2], kept[3]
+        ids = np.asarray(allowed, dtype=np.int64)
+        if ids.size > 1 and bool(np.any(ids[1:] < ids[:-1])):
+            ids = np.sort(ids)
+        mask = members(self._rows.ids, ids)
+        self._allowed_kept = (allowed, self._rows, ids, mask)
+        return ids, mask
+
     def _exact(
         self, q: npt.NDArray[np.float32], k: int, mask: npt.NDArray[np.bool_] | None
     ) -> list[tuple[int, float]]:
-        """Exact top ``k``, of the rows ``mask`` lets through if given. A mask that lets most
-        rows through scores every row and drops the others (float32): copying most of the
-        matrix would cost more than the product."""
+        """Exact top ``k`` chunks, of those ``mask`` lets through if given: the best distinct
+        vectors (each has at least one such chunk, so ``k`` of them are enough), then their
+        chunks. A mask that lets most vectors through scores every one and drops the others
+        (float32): copying most of the matrix would cost more than the product."""
+        state = self._rows
         if mask is None:
-            return [(int(self._ids[i]), s) for i, s in exact_top(self._matrix, q, k)]
-        rows = np.flatnonzero(mask)
-        if self._matrix.dtype == np.float32 and rows.size > self.size // 4:
-            scores = np.asarray(self._matrix @ q, dtype=np.float32)
-            scores[~mask] = -np.inf
-            k = min(k, rows.size)
-            if k <= 0:
+            return state.expand(exact_top(state.matrix, q, k), k)
+        through = state.distinct_mask(mask)
+        rows = np.flatnonzero(through)
+        if state.matrix.dtype == np.float32 and rows.size > state.distinct // 4:
+            scores = np.asarray(state.matrix @ q, dtype=np.float32)
+            scores[~through] = -np.inf
+            n = min(k, rows.size)
+            if n <= 0:
                 return []
-            top = np.argpartition(-scores, k - 1)[:k]
+            top = np.argpartition(-scores, n - 1)[:n]
             top = top[np.argsort(-scores[top], kind="stable")]
-            return [(int(self._ids[i]), float(scores[i])) for i in top]
-        ids = self._ids[rows]
-        return [(int(ids[i]), score) for i, score in exact_top(self._matrix[rows], q, k)]
+            return state.expand([(int(i), float(scores[i])) for i in top], k, mask=mask)
+        found = exact_top(state.matrix[rows], q, k)
+        return state.expand([(int(rows[i]), score) for i, score in found], k, mask=mask)
 
     def _hnsw_search(
         self, q: npt.NDArray[np.float32], k: int, allowed: npt.NDArray[np.int64] | None
     ) -> list[tuple[int, float]]:
-        """From the graph; ``allowed`` (sorted rowids) filters four times ``k`` found."""
+        """From the graph (keyed by distinct vector); ``allowed`` (sorted rowids) filters the
+        chunks of four times ``k`` vectors found."""
+        state = self._rows
         want = k if allowed is None else k * 4
-        matches = self._hnsw.search(q, min(want, self.size))
-        keys = np.asarray(matches.keys, dtype=np.int64)
+        matches = self._hnsw.search(q, min(want, state.distinct))
+        rows = state.rows_of(np.asarray(matches.keys, dtype=np.int64))
         distances = np.asarray(matches.distances, dtype=np.float32)
-        if allowed is not None:
-            keep = members(keys, allowed)
-            keys, distances = keys[keep], distances[keep]
-        return [(int(r), 1.0 - float(d)) for r, d in zip(keys[:k], distances[:k], strict=True)]
+        top = [(int(r), 1.0 - float(d)) for r, d in zip(rows, distances, strict=True) if r >= 0]
+        return state.expand(top, k, allowed=allowed)

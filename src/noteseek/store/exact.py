@@ -8,11 +8,11 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from noteseek.store.ann_saved import usearch_module as _usearch
-
 
 def members(values: npt.NDArray[np.int64], sorted_ids: npt.NDArray[np.int64]) -> Any:
     """Which of ``values`` are in ``sorted_ids`` (a boolean array), by binary search."""
+    if not sorted_ids.size:
+        return np.zeros(values.shape, dtype=bool)
     at = np.searchsorted(sorted_ids, values)
     at[at >= sorted_ids.size] = 0
     return sorted_ids[at] == values
@@ -32,7 +32,7 @@ def exact_top(
     if k <= 0:
         return []
     if matrix.dtype == np.float16:
-        usearch = _usearch()
+        usearch = usearch_module()
         found = usearch.search(
             matrix, q.astype(np.float16), k, usearch.MetricKind.IP, exact=True, threads=1
         )
@@ -56,3 +56,16 @@ def row_idents(rows: Sequence[tuple[Any, ...]]) -> npt.NDArray[np.int64]:
         dtype=np.int64,
         count=len(rows),
     )
+
+
+def usearch_module() -> Any:
+    """``usearch.index``, imported after ONNX Runtime.
+
+    Importing onnxruntime after usearch's SIMD library is loaded crashes the process with a
+    segmentation fault (onnxruntime 1.31, usearch 2.26; reproduced here); the other order is
+    fine, so ONNX Runtime is loaded first whenever usearch is needed.
+    """
+    import onnxruntime  # noqa: F401  # must precede usearch
+    import usearch.index
+
+    return usearch.index

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from noteseek.store.ann_saved import usearch_module
+from noteseek.store.exact import usearch_module
 
 
 def build_hnsw(
