@@ -100,14 +100,24 @@ class SQLiteVectors(SQLiteCore):
         return out
 
     def all_chunk_vectors(self, model: str) -> list[tuple[int, str, bytes]]:
-        return [
-            (int(r[0]), r[1], r[2])
-            for r in self._q(
-                "SELECT c.id, c.embed_key, v.vector FROM chunks c JOIN vectors v ON v.model = ? "
-                "AND v.key = c.embed_key ORDER BY c.id",
+        # Keys first, as in vector_chunk_keys (3.4 s at 165k chunks in rowid order, 0.5 s
+        # this way), so the rows come grouped by key: chunks sharing a key share one bytes
+        # object (253 MB of blobs at 165k chunks, 103 MB shared).
+        out: list[tuple[int, str, bytes]] = []
+        last_key, last_blob = None, b""
+        with self._lock:
+            for rowid, key, blob in self._conn.execute(
+                "SELECT c.id, c.embed_key, v.vector FROM vectors v "
+                "JOIN chunks c ON c.embed_key = v.key WHERE v.model = ?",
                 (model,),
-            )
-        ]
+            ):
+                if key == last_key:
+                    blob = last_blob
+                else:
+                    last_key, last_blob = key, blob
+                out.append((int(rowid), key, blob))
+        out.sort(key=lambda r: r[0])
+        return out
 
     def vector_index(
         self,
