@@ -161,10 +161,18 @@ def run(args: argparse.Namespace, sizes: list[int], backends: list[str], work: P
         unpack(args.tgz, unpacked)
     pages = sorted(p.relative_to(unpacked) for p in unpacked.rglob("*.md"))
     random.Random(16).shuffle(pages)
-    counts = chunk_counts(unpacked, work)
-    say(f"corpus: {len(pages)} files, {sum(counts.values())} chunks")
+    settings = dict(item.split("=", 1) for item in args.set)
+    counts = chunk_counts(unpacked, work, settings)
+    total = sum(counts.values())
+    say(f"corpus: {len(pages)} files, {total} chunks")
     results: list[dict[str, Any]] = []
     for size in sizes:
+        if size > total:
+            say(
+                f"size {size}: skipped, the corpus holds {total} chunks with these settings "
+                "(small sections merged by default: --set chunking.merge_small=false)"
+            )
+            continue
         subset = take(pages, counts, size)
         corpus = work / f"corpus-{size}"
         if not corpus.is_dir():
@@ -172,17 +180,15 @@ def run(args: argparse.Namespace, sizes: list[int], backends: list[str], work: P
                 (corpus / rel).parent.mkdir(parents=True, exist_ok=True)
                 os.link(unpacked / rel, corpus / rel)
         queries = sample_queries(corpus, subset, args.queries + WARMUP, seed=size)
-        say(
-            f"size {size}: {len(subset)} files, {sum(counts[str(p)] for p in subset)} chunks, "
-            f"{len(queries) - WARMUP} queries"
-        )
+        held = sum(counts.get(str(p), 0) for p in subset)
+        say(f"size {size}: {len(subset)} files, {held} chunks, {len(queries) - WARMUP} queries")
         for backend in backends:
             place = work / f"{backend}-{size}"
             shutil.rmtree(place, ignore_errors=True)
             spec = {"backend": backend, "corpus": str(corpus), "place": str(place)}
             spec["queries"] = queries
             spec["budget"] = args.budget
-            spec["flags"] = dict(item.split("=", 1) for item in args.set)
+            spec["flags"] = settings
             result = run_child(spec)
             result.update(size=size, backend=backend, disk_bytes=disk_bytes(place, backend))
             results.append(result)
@@ -203,10 +209,12 @@ def say(line: str) -> None:
     print(line, flush=True)
 
 
-def chunk_counts(unpacked: Path, work: Path) -> dict[str, int]:
+def chunk_counts(unpacked: Path, work: Path, settings: dict[str, str]) -> dict[str, int]:
     """Every file's chunk count (by root-relative path), from one keyword-only SQLite index
-    of the whole corpus built in a child process (the chunker decides, not an estimate)."""
-    saved = work / "chunk_counts.json"
+    of the whole corpus built in a child process with ``settings`` (the chunker decides, not
+    an estimate)."""
+    tag = zlib.crc32(json.dumps(sorted(settings.items())).encode())
+    saved = work / f"chunk_counts-{tag:08x}.json"
     if saved.is_file():
         counts: dict[str, int] = json.loads(saved.read_text())
         return counts
@@ -217,6 +225,7 @@ def chunk_counts(unpacked: Path, work: Path) -> dict[str, int]:
         "NOTESEEK_INDEX__DIR": str(place),
         "NOTESEEK_EMBEDDING__ENABLED": "false",
         "XDG_DATA_HOME": str(work / "xdg"),
+        **{"NOTESEEK_" + k.upper().replace(".", "__"): v for k, v in settings.items()},
     }
     cli = [sys.executable, "-m", "noteseek.interfaces.cli", "index", str(unpacked), "--json"]
     subprocess.run(cli, env=env, capture_output=True, text=True, check=True)
