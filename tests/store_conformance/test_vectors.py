@@ -137,6 +137,31 @@ def test_search_within_an_allowed_set(store: Store) -> None:
     index.close()
 
 
+@pytest.mark.parametrize("ann_limit", [16_384, 2])
+def test_search_within_large_allowed_sets(
+    store: Store, monkeypatch: pytest.MonkeyPatch, ann_limit: int
+) -> None:
+    # Milvus searches without the filter when it lets many chunks through (more than
+    # KEY_BATCH: 1 here), fetching more until enough allowed chunks are among the nearest,
+    # and falls back to filtered searches once it has fetched ANN_LIMIT without finding them.
+    import noteseek.store.milvus.vectors as milvus_vectors
+
+    monkeypatch.setattr(milvus_vectors, "KEY_BATCH", 1)
+    monkeypatch.setattr(milvus_vectors, "ANN_LIMIT", ann_limit)
+    fill(store)
+    vectors = store_vectors(store)
+    index = store.vector_index(MODEL, DIM)
+    try:
+        q = unit(11)
+        ranked = brute_force(vectors, q, len(vectors))
+        for allowed in (ranked, ranked[1:], ranked[-2:], ranked[::2]):
+            hits = index.search(q, 3, sorted(allowed))
+            assert [r for r, _ in hits] == brute_force({r: vectors[r] for r in allowed}, q, 3)
+            assert hits[0][1] == pytest.approx(float(vectors[hits[0][0]] @ q), abs=1e-5)
+    finally:
+        index.close()
+
+
 def test_vectors_for_rows(store: Store) -> None:
     fill(store)
     vectors = store_vectors(store)

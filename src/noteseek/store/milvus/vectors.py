@@ -22,6 +22,7 @@ from noteseek.store.milvus.core import Op, in_list
 
 ANN_LIMIT = 16_384
 KEY_BATCH = 4_096
+FIELDS = ["rowid", "file_id", "gen", "embed_key"]
 """Embedding keys per filter expression of a restricted search."""
 
 
@@ -221,36 +222,43 @@ class MilvusVectorIndex:
         collection = store._collection(self._model)
         if k <= 0 or collection is None:
             return []
-        fields = ["rowid", "file_id", "gen", "embed_key"]
-        if allowed is not None:
-            allowed = [int(r) for r in allowed]
-            chunks = store._visible(store._query_in("chunks", "rowid", allowed, fields))
-        else:
-            chunks = []
-        keys = {str(r["embed_key"]) for r in chunks}
-        if allowed is not None and not keys:
-            return []
         vector = np.asarray(query, dtype=np.float32).ravel().tolist()
-        scores: dict[str, float] = {}
+        if allowed is not None and len(allowed) > KEY_BATCH:
+            # A filter that lets many chunks through (the default ``source = docs`` lets
+            # nearly all through): search without it, fetching more until ``k`` allowed
+            # chunks are among the nearest. Listing 50k allowed keys into search filters took
+            # seconds per query. A filter that lets few of the nearest through ends below.
+            wanted = np.sort(np.asarray(allowed, dtype=np.int64))
+            limit = min(max(4 * k, 64), ANN_LIMIT)
+            while True:
+                scores = self._nearest(collection, vector, limit, "")
+                hits = [h for h in self._chunk_hits(scores) if members_one(wanted, h[0])]
+                if len(hits) >= k or len(scores) < limit:
+                    return hits[:k]
+                if limit >= ANN_LIMIT:
+                    break
+                limit = min(limit * 4, ANN_LIMIT)
         if allowed is None:
-            scores = self._nearest(collection, vector, max(4 * k, 16), "")
-        else:
-            # The allowed keys go into the search's filter, a batch at a time: each batch's
-            # best keys (as many as there are results wanted, or keys) are merged.
-            ordered = sorted(keys)
-            for start in range(0, len(ordered), KEY_BATCH):
-                part = ordered[start : start + KEY_BATCH]
-                expr = f"key in {in_list(part)}"
-                scores.update(self._nearest(collection, vector, min(len(part), ANN_LIMIT), expr))
-        if allowed is None:
-            chunks = store._visible(store._query_in("chunks", "embed_key", scores, fields))
-        hits = [
-            (int(r["rowid"]), scores[str(r["embed_key"])])
-            for r in chunks
-            if str(r["embed_key"]) in scores
-        ]
-        hits.sort(key=lambda x: (-x[1], x[0]))
-        return hits[:k]
+            return self._chunk_hits(self._nearest(collection, vector, max(4 * k, 16), ""))[:k]
+        chunks = store._visible(
+            store._query_in("chunks", "rowid", [int(r) for r in allowed], FIELDS)
+        )
+        keys = sorted({str(r["embed_key"]) for r in chunks})
+        # The allowed keys go into the search's filter, a batch at a time: each batch's best
+        # keys (as many as there are results wanted, or keys) are merged.
+        scores = {}
+        for start in range(0, len(keys), KEY_BATCH):
+            part = keys[start : start + KEY_BATCH]
+            expr = f"key in {in_list(part)}"
+            scores.update(self._nearest(collection, vector, min(len(part), ANN_LIMIT), expr))
+        return _ranked(chunks, scores)[:k]
+
+    def _chunk_hits(self, scores: dict[str, float]) -> list[tuple[int, float]]:
+        """The visible chunks of the embedding keys in ``scores``, best first."""
+        store = self._store
+        return _ranked(
+            store._visible(store._query_in("chunks", "embed_key", scores, FIELDS)), scores
+        )
 
     def _nearest(
         self, collection: str, vector: list[float], limit: int, expr: str
@@ -285,3 +293,19 @@ class MilvusVectorIndex:
 
     def close(self) -> None:
         self._size = 0
+
+
+def _ranked(chunks: Iterable[dict[str, Any]], scores: dict[str, float]) -> list[tuple[int, float]]:
+    """(rowid, score) of the chunks whose key has a score, best first (ties by rowid)."""
+    hits = [
+        (int(r["rowid"]), scores[str(r["embed_key"])])
+        for r in chunks
+        if str(r["embed_key"]) in scores
+    ]
+    hits.sort(key=lambda x: (-x[1], x[0]))
+    return hits
+
+
+def members_one(sorted_ids: npt.NDArray[np.int64], rowid: int) -> bool:
+    at = int(np.searchsorted(sorted_ids, rowid))
+    return at < sorted_ids.size and int(sorted_ids[at]) == rowid
