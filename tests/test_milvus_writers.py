@@ -268,6 +268,20 @@ def test_an_expired_lease_is_taken_over_and_its_old_holder_writes_nothing(
     b.close()
 
 
+def test_a_holder_busy_with_its_own_commits_keeps_its_lease(tmp_path: Path) -> None:
+    # An index run holds the handle's lock for one commit after another; the renewing thread
+    # must not wait for it (it did, and a 200k-chunk Milvus Lite run lost its root).
+    (a,) = stores(tmp_path, 1)
+    a.leases.ttl = 1.0
+    a.hold_roots(["r"])
+    with a._lock:  # three times the ttl inside the handle's lock
+        time.sleep(3.0)
+        a.leases.check()  # still this handle's: renewed meanwhile
+    a.ensure_root("r", str(tmp_path))
+    assert [h.token for h in a.leases.holders("root")] == [a.leases.token]
+    a.close()
+
+
 def test_a_killed_holder_on_this_machine_is_taken_over_at_once(tmp_path: Path) -> None:
     a, b = stores(tmp_path, 2)
     dead = subprocess.run(

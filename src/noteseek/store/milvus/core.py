@@ -118,7 +118,7 @@ class MilvusCore:
         """The version the commit being applied sets."""
         self._unflushed: dict[str, int] = {}
         """Rows written to each collection since this handle last flushed it (Milvus Lite)."""
-        self.leases = Leases(lambda: self.client, self._lock, self._tables[schema.LEASES])
+        self.leases = Leases(lambda: self.client, self._tables[schema.LEASES])
         errors = milvus_errors()
         try:
             with OPENING:
