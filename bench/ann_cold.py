@@ -72,8 +72,7 @@ store, _ = open_store(folder)
 index = store.vector_index(sys.argv[2], int(sys.argv[3]), hnsw_threshold=int(sys.argv[4]),
                            may_save=lambda: True)
 t0 = time.perf_counter()
-index.sync()
-index.wait_for_hnsw()
+index.settle()  # as at the end of an index run: load, build the graph, save
 print(f"writer: loaded, built and saved the graph in {time.perf_counter() - t0:.1f} s")
 """
 
@@ -92,7 +91,9 @@ def build(work: Path, vectors: int) -> Path:
             parts.append(f"## Section {f} {s}\n\nPart {f}-{s}: {text}.\n")
         (folder / f"f{f:05d}.md").write_text("\n".join(parts), encoding="utf-8")
     (work / ".noteseek.toml").write_text(
-        f'[roots.notes]\npath = "{notes.as_posix()}"\n\n[index]\ndir = ".noteseek"\n',
+        f'[roots.notes]\npath = "{notes.as_posix()}"\n\n[index]\ndir = ".noteseek"\n\n'
+        # one chunk per section, as the sizes above say (small sections are merged by default)
+        "[chunking]\nmerge_small = false\n",
         encoding="utf-8",
     )
     env = {**os.environ, "XDG_DATA_HOME": str(work / "xdg"), "NO_COLOR": "1"}
