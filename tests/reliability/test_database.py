@@ -317,12 +317,12 @@ def test_a_full_disk_is_a_clear_error_and_nothing_indexed_is_lost(tmp_path: Path
     project(folder, {"notes": vault})
     index = folder / ".noteseek"
     index.mkdir()
-    # 256 KB holds an empty index, not the example vault's ~700 KB; then the tmpfs grows, as
+    # 384 KB holds an empty index, not the example vault's ~700 KB; then the tmpfs grows, as
     # when space is freed, and the next run indexes every file.
     full, search, again, found = namespaced(
         tmp_path,
         [
-            f"mount -t tmpfs -o size=256k tmpfs '{index}'",
+            f"mount -t tmpfs -o size=384k tmpfs '{index}'",
             ["index"],
             ["search", "redis ttl", "--json"],
             f"mount -o remount,size=8m '{index}'",
