@@ -6,12 +6,13 @@ the backend's choice: a backend that keeps raw vectors (SQLite) hands this one o
 ``base.VectorIndex`` protocol. It reads only through ``base.VectorSource``, so any backend that
 stores raw vectors can use it.
 
-The matrix holds one unit-length row per chunk that has a vector of the index's model, loaded
-lazily on the first semantic query and kept in step with the store incrementally: when the
-store reports a write (its change token moves), only the chunks that appeared or disappeared
-are fetched or dropped. Filters become a set of allowed chunk rowids; exact search scores only
-those rows, and HNSW results are over-fetched and filtered, falling back to exact search over
-the allowed rows when the graph returns too few, so a filter never starves the results.
+It holds every chunk that has a vector of the index's model, each distinct vector once
+(``vector_rows.py``), loaded lazily on the first semantic query (or mapped from the state the
+writer saved, ``ann_saved.py``) and kept in step with the store incrementally: when the store
+reports a write (its change token moves), only the chunks that appeared or disappeared are
+fetched or dropped. Filters become a set of allowed chunk rowids; exact search scores only the
+vectors of those chunks, and HNSW results are over-fetched and filtered, falling back to exact
+search when the graph returns too few, so a filter never starves the results.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ import numpy.typing as npt
 from noteseek.priority import yield_cpu
 from noteseek.store import ann_saved
 from noteseek.store.base import ChangeToken, RowIds, VectorDType, VectorReader, VectorSource
-from noteseek.store.exact import exact_top, members, row_idents
+from noteseek.store.exact import exact_top, members, row_idents, top_scores
 from noteseek.store.hnsw import build_hnsw, insert_threads, stop_at_exit
 from noteseek.store.vector_rows import Update, VectorRows, empty, from_stored, updated
 
@@ -60,6 +61,8 @@ def save_from(hnsw_threshold: int) -> int:
     graph is built from fewer (a graph is always worth saving)."""
     return min(SAVE_FROM_ROWS, hnsw_threshold or SAVE_FROM_ROWS)
 
+
+Mask = npt.NDArray[np.bool_]
 
 UNCHECKED: ChangeToken = (-1, -1)
 """The token of a mapped saved state whose check against the store failed: never current."""
@@ -128,8 +131,8 @@ class InMemoryVectorIndex:
         self._last_change = float("-inf")
         self._saver: threading.Thread | None = None
         self.loaded_saved = False
-        self.save_error: str | None = None
         """Whether the first load mapped a saved state instead of reading every vector."""
+        self.save_error: str | None = None
 
     @property
     def size(self) -> int:
@@ -253,10 +256,11 @@ class InMemoryVectorIndex:
         as it keeps large indexes in step (rows gone since are skipped when results are read).
         A smaller one is checked here, before it answers anything.
         """
-        if self._folder is not None and ann_saved.sidecar_path(self._folder, self.model).exists():
-            later = ann_saved.saved_rows(self._folder, self.model) >= BACKGROUND_FROM_ROWS
+        saved_rows = ann_saved.saved_rows(self._folder, self.model) if self._folder else 0
+        if self._folder is not None and saved_rows:
+            later = saved_rows >= BACKGROUND_FROM_ROWS
             idents = None if later else row_idents(self.store.vector_chunk_keys(self.model))
-            rows = ann_saved.saved_rows(self._folder, self.model) if idents is None else idents.size
+            rows = saved_rows if idents is None else idents.size
             saved = ann_saved.load(
                 self._folder,
                 self.model,
@@ -463,55 +467,53 @@ class InMemoryVectorIndex:
                 return []
             q = np.asarray(query, dtype=np.float32).reshape(-1)
             if allowed is not None:
-                ids, mask = self._allowed(allowed)
+                ids, mask, through = self._allowed(allowed)
                 if ids.size == 0:
                     return []
                 if self._hnsw is not None and ids.size > self.size // 4:
                     hits = self._hnsw_search(q, k, ids)
                     if len(hits) >= min(k, ids.size):
                         return hits
-                return self._exact(q, k, mask)
+                return self._exact(q, k, (mask, through))
             if self._hnsw is not None:
                 hits = self._hnsw_search(q, k, None)
                 if len(hits) >= min(k, self.size):
                     return hits
             return self._exact(q, k, None)
 
-    def _allowed(self, allowed: RowIds) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.bool_]]:
-        """``allowed`` sorted, and which chunks it lets through. Kept for the same ``allowed``
-        object and state: the engine hands out one array per filter until the index changes
-        (search/allowed.py), and testing 165k chunks against it took 4 ms a query."""
+    def _allowed(self, allowed: RowIds) -> tuple[npt.NDArray[np.int64], Mask, Mask]:
+        """``allowed`` sorted, which chunks it lets through, and which distinct vectors. Kept
+        for the same ``allowed`` object and state: the engine hands out one array per filter
+        until the index changes (search/allowed.py), and testing 165k chunks against it took
+        4 ms a query."""
         kept = self._allowed_kept
         if kept is not None and kept[0] is allowed and kept[1] is self._rows:
-            return kept[2], kept[3]
+            return kept[2], kept[3], kept[4]
         ids = np.asarray(allowed, dtype=np.int64)
         if ids.size > 1 and bool(np.any(ids[1:] < ids[:-1])):
             ids = np.sort(ids)
         mask = members(self._rows.ids, ids)
-        self._allowed_kept = (allowed, self._rows, ids, mask)
-        return ids, mask
+        through = self._rows.distinct_mask(mask)
+        self._allowed_kept = (allowed, self._rows, ids, mask, through)
+        return ids, mask, through
 
     def _exact(
-        self, q: npt.NDArray[np.float32], k: int, mask: npt.NDArray[np.bool_] | None
+        self, q: npt.NDArray[np.float32], k: int, masks: tuple[Mask, Mask] | None
     ) -> list[tuple[int, float]]:
-        """Exact top ``k`` chunks, of those ``mask`` lets through if given: the best distinct
-        vectors (each has at least one such chunk, so ``k`` of them are enough), then their
-        chunks. A mask that lets most vectors through scores every one and drops the others
-        (float32): copying most of the matrix would cost more than the product."""
+        """Exact top ``k`` chunks, of those ``masks`` let through if given (by chunk, by
+        distinct vector): the best distinct vectors (each has at least one such chunk, so
+        ``k`` of them are enough), then their chunks. A mask that lets most vectors through
+        scores every one and drops the others (float32): copying most of the matrix would
+        cost more than the product."""
         state = self._rows
-        if mask is None:
+        if masks is None:
             return state.expand(exact_top(state.matrix, q, k), k)
-        through = state.distinct_mask(mask)
+        mask, through = masks
         rows = np.flatnonzero(through)
         if state.matrix.dtype == np.float32 and rows.size > state.distinct // 4:
             scores = np.asarray(state.matrix @ q, dtype=np.float32)
             scores[~through] = -np.inf
-            n = min(k, rows.size)
-            if n <= 0:
-                return []
-            top = np.argpartition(-scores, n - 1)[:n]
-            top = top[np.argsort(-scores[top], kind="stable")]
-            return state.expand([(int(i), float(scores[i])) for i in top], k, mask=mask)
+            return state.expand(top_scores(scores, k), k, mask=mask)
         found = exact_top(state.matrix[rows], q, k)
         return state.expand([(int(rows[i]), score) for i, score in found], k, mask=mask)
 

@@ -40,7 +40,14 @@ def exact_top(
             (int(row), 1.0 - float(distance))
             for row, distance in zip(found.keys, found.distances, strict=True)
         ]
-    scores = np.asarray(matrix @ q, dtype=np.float32)
+    return top_scores(np.asarray(matrix @ q, dtype=np.float32), k)
+
+
+def top_scores(scores: npt.NDArray[np.float32], k: int) -> list[tuple[int, float]]:
+    """The ``k`` highest of ``scores`` (at most as many as are finite): (position, score)."""
+    k = min(k, int(np.isfinite(scores).sum()))
+    if k <= 0:
+        return []
     top = np.argpartition(-scores, k - 1)[:k]
     top = top[np.argsort(-scores[top], kind="stable")]
     return [(int(i), float(scores[i])) for i in top]

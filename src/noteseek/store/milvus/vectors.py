@@ -16,6 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from noteseek.store.base import RowIds, VectorDType
+from noteseek.store.exact import members
 from noteseek.store.milvus import schema
 from noteseek.store.milvus.catalog import MilvusCatalog
 from noteseek.store.milvus.core import Op, in_list
@@ -232,7 +233,9 @@ class MilvusVectorIndex:
             limit = min(max(4 * k, 64), ANN_LIMIT)
             while True:
                 scores = self._nearest(collection, vector, limit, "")
-                hits = [h for h in self._chunk_hits(scores) if members_one(wanted, h[0])]
+                found = self._chunk_hits(scores)
+                through = members(np.fromiter((r for r, _ in found), np.int64, len(found)), wanted)
+                hits = [h for h, ok in zip(found, through, strict=True) if ok]
                 if len(hits) >= k or len(scores) < limit:
                     return hits[:k]
                 if limit >= ANN_LIMIT:
@@ -304,8 +307,3 @@ def _ranked(chunks: Iterable[dict[str, Any]], scores: dict[str, float]) -> list[
     ]
     hits.sort(key=lambda x: (-x[1], x[0]))
     return hits
-
-
-def members_one(sorted_ids: npt.NDArray[np.int64], rowid: int) -> bool:
-    at = int(np.searchsorted(sorted_ids, rowid))
-    return at < sorted_ids.size and int(sorted_ids[at]) == rowid
