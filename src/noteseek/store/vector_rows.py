@@ -1,12 +1,12 @@
 """The rows an in-memory vector index holds: one per chunk, each pointing into a matrix of
 distinct vectors.
 
-Chunks with identical text share an embedding key, and documentation repeats itself (the
-14,145-file PowerShell tree: 164,926 chunks, 35,632 distinct vectors). Holding each distinct
-vector once makes the matrix that every exact search reads 4.6 times smaller there (253 MB
-to 55 MB; semantic search 18 ms to 4 ms), and keeps duplicates out of the HNSW graph, whose
-recall they lowered (0.93 at 165k rows against 0.998 over the distinct ones). A search
-scores distinct vectors, then hands out the chunks that share each one, in rowid order.
+Documentation repeats itself: chunks with the same text share a vector, and so do chunks the
+model cannot tell apart (the 14,145-file PowerShell tree: 164,926 chunks, 35,632 distinct
+vectors). Holding each distinct vector once, by a hash of its bytes, makes the matrix every
+exact search reads 4.6 times smaller there (253 MB to 55 MB), and keeps duplicates out of the
+HNSW graph, whose recall they lowered (``bench/ann_distinct.py``). A search scores distinct
+vectors, then hands out the chunks that share each one, in rowid order.
 
 A :class:`VectorRows` is never changed: an update makes a new one (:func:`updated`), so a
 search or a background build can go on reading the one it started with.
