@@ -64,8 +64,8 @@ class SQLiteCore:
         conn.execute("PRAGMA temp_store = MEMORY")
         conn.execute("PRAGMA cache_size = -65536")
         # No memory-mapped reads: the pages they touch count in the process's resident memory
-        # (an idle MCP server on the 165k-chunk PowerShell index: 546 MB mapped, 391 MB not),
-        # for keyword queries about 4% faster at the median (13.3 against 13.9 ms, busy).
+        # (an idle MCP server on the 165k-chunk PowerShell index: 546 MB mapped, 391 MB not,
+        # bench/mcp_idle_rss.py), for no clear speed difference in a busy A/B.
         conn.execute("PRAGMA mmap_size = 0")
         # A search's time budget interrupts its statements (noteseek/deadline.py); other
         # threads have no deadline and run to the end.
