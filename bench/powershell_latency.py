@@ -1,28 +1,36 @@
 """Search latency on an embedded index of the PowerShell docs, from a fresh process's first
 query on: what issue 17's table in docs/benchmarks.md reports.
 
-    .venv/bin/python bench/powershell_latency.py --index-dir DIR --corpus FOLDER [--queries 200]
+    .venv/bin/python bench/powershell_latency.py --index-dir DIR --corpus FOLDER [--queries 500]
 
 Opens the index in this (new) process and times its first hybrid query (model loading, vectors
 mapped or read, everything), then 20 warm-up queries, then ``--queries`` queries per mode
-(``Engine.search(q, top_k=10, mode=...)``, snippets on) for hybrid, keyword and semantic, and
-prints p50 / p95 per mode and the process's peak RSS. Queries: ``--sample`` titles and
-descriptions of the corpus's pages drawn with a fixed seed (``bench/side_by_side.py:
-powershell_queries``), the first 20 to warm up, the next ``--queries`` timed.
+(``Engine.search(q, top_k=10, mode=...)``, snippets on) for hybrid, keyword and semantic, then
+the same queries as ``noteseek search --mode keyword --top-k 100 --json`` answers them (the
+``query_documents`` operation, its response written as JSON), and prints p50 / p95 of each and
+the process's peak RSS. Queries: titles and descriptions of the corpus's pages drawn with a
+fixed seed (``bench/side_by_side.py: powershell_queries``), the first 20 to warm up, the next
+``--queries`` timed. ``--fts5``: keyword search as before the saved postings (FTS5 answers every
+query), for a paired comparison on the same index.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import resource
 import sys
+import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from noteseek.engine import open_engine
+from noteseek.operations import NO_LIMITS, Context, execute, parse
+from noteseek.store.sqlite.impacts import Impacts
 from side_by_side import powershell_queries
 
 WARMUP = 20
@@ -32,12 +40,15 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--index-dir", type=Path, required=True)
     ap.add_argument("--corpus", type=Path, required=True, help="the indexed PowerShell docs")
-    ap.add_argument("--queries", type=int, default=200)
-    ap.add_argument("--sample", type=int, default=300, help="queries drawn from the corpus")
+    ap.add_argument("--queries", type=int, default=500)
+    ap.add_argument("--fts5", action="store_true", help="leave the saved postings unused")
     args = ap.parse_args()
-    queries = powershell_queries(args.corpus, max(args.sample, args.queries + WARMUP))
+    queries = powershell_queries(args.corpus, args.queries + WARMUP)
     started = time.perf_counter()
     engine = open_engine(args.index_dir, flags={"index.dir": str(args.index_dir)}, environ={})
+    if args.fts5:
+        store: Any = engine.store
+        store._impacts = Impacts(Path(tempfile.mkdtemp(prefix="no-postings-")))
     first = engine.search(queries[0], top_k=10, mode="hybrid")
     print(
         f"first hybrid query of a fresh process: {time.perf_counter() - started:.2f} s "
@@ -45,14 +56,24 @@ def main() -> int:
     )
     for q in queries[:WARMUP]:
         engine.search(q, top_k=10, mode="hybrid")
+    timed = queries[WARMUP : WARMUP + args.queries]
     for mode in ("hybrid", "keyword", "semantic"):
         ms = []
-        for q in queries[WARMUP : WARMUP + args.queries]:
+        for q in timed:
             t = time.perf_counter()
             engine.search(q, top_k=10, mode=mode)
             ms.append((time.perf_counter() - t) * 1000)
         p50, p95 = np.percentile(ms, 50), np.percentile(ms, 95)
         print(f"{mode} top 10: p50 {p50:.1f} ms, p95 {p95:.1f} ms ({len(ms)} queries)")
+    context = Context(engine, None, NO_LIMITS)
+    ms = []
+    for q in timed:
+        t = time.perf_counter()
+        op, params = parse("query_documents", {"query": q, "top_n": 100, "mode": "keyword"})
+        json.dumps(execute(op, context, params), ensure_ascii=False)
+        ms.append((time.perf_counter() - t) * 1000)
+    p50, p95 = np.percentile(ms, 50), np.percentile(ms, 95)
+    print(f"keyword top 100 as JSON: p50 {p50:.1f} ms, p95 {p95:.1f} ms ({len(ms)} queries)")
     print(f"peak RSS: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
     engine.close()
     return 0

@@ -297,9 +297,13 @@ def test_a_fresh_process_reads_the_kept_communities(tmp_path: Path) -> None:
 
 def downgrade_to_schema_4(index_db: Path) -> None:
     """What an index of schema 4 is: migration 5's tables and triggers are not there (nor
-    migration 6's index)."""
+    migration 6's index, nor migration 7's keyword log)."""
     conn = sqlite3.connect(index_db)
     conn.execute("DROP INDEX vectors_keys")
+    for trigger in ("files_keyword_insert", "files_keyword_update", "files_keyword_delete"):
+        conn.execute(f"DROP TRIGGER {trigger}")
+    conn.execute("DROP TABLE keyword_log")
+    conn.execute("DELETE FROM meta WHERE key = 'keyword_log'")
     for trigger in ("files_graph_insert", "files_graph_update", "files_graph_delete"):
         conn.execute(f"DROP TRIGGER {trigger}")
     for table in ("graph_edges", "graph_keys", "graph_nodes", "graph_dirty", "communities"):

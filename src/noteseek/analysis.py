@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -189,20 +189,30 @@ class Analyzer:
 
     def tokens(self, text: str) -> list[Token]:
         """Terms with the span of original text each came from (for highlighting)."""
-        out: list[Token] = []
+        return [
+            Token(term, start, end) for start, end, terms in self.word_spans(text) for term in terms
+        ]
+
+    def word_spans(self, text: str) -> Iterator[tuple[int, int, tuple[str, ...]]]:
+        """(start, end, terms) of each word of ``text`` (each CJK bigram), in order."""
+        cache = self._word_cache
         for m in _WORD_RE.finditer(text):
             cjk, word = m.group(1), m.group(2)
             start = m.start()
             if cjk:
                 if len(cjk) == 1:
-                    out.append(Token(cjk, start, start + 1))
+                    yield start, start + 1, (cjk,)
                 else:
                     for i in range(len(cjk) - 1):
-                        out.append(Token(cjk[i : i + 2], start + i, start + i + 2))
+                        yield start + i, start + i + 2, (cjk[i : i + 2],)
                 continue
-            for term in self._analyze_word(word):
-                out.append(Token(term, start, m.end()))
-        return out
+            got = cache.get(word)
+            if got is None:
+                got = self._analyze_word(word)
+                if len(cache) < 500_000:
+                    cache[word] = got
+            if got:
+                yield start, m.end(), got
 
     def text(self, text: str) -> str:
         """Terms joined by spaces: the form stored in the keyword index."""

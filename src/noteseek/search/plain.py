@@ -48,13 +48,13 @@ _AUTOLINK_RE = re.compile(r"<((?:https?|mailto|ftp):[^>\s]+)>")
 _COMMENT_RE = re.compile(r"<!--.*?(?:-->|$)")
 _TAG_RE = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>")
 _BLOCK_REF_RE = re.compile(r"\(\([0-9a-fA-F-]{8,}\)\)")
-_EMPHASIS_RES = (
-    re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*"),
-    re.compile(r"(?<!\w)__(?=\S)(.+?)(?<=\S)__(?!\w)"),
-    re.compile(r"~~(?=\S)(.+?)(?<=\S)~~"),
-    re.compile(r"==(?=\S)(.+?)(?<=\S)=="),
-    re.compile(r"(?<![\w*])\*(?=[^\s*])(.+?)(?<=[^\s*])\*(?![\w*])"),
-    re.compile(r"(?<!\w)_(?=[^\s_])(.+?)(?<=[^\s_])_(?!\w)"),
+_EMPHASIS_RES = (  # each with the text it needs to find anything
+    ("**", re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*")),
+    ("__", re.compile(r"(?<!\w)__(?=\S)(.+?)(?<=\S)__(?!\w)")),
+    ("~~", re.compile(r"~~(?=\S)(.+?)(?<=\S)~~")),
+    ("==", re.compile(r"==(?=\S)(.+?)(?<=\S)==")),
+    ("*", re.compile(r"(?<![\w*])\*(?=[^\s*])(.+?)(?<=[^\s*])\*(?![\w*])")),
+    ("_", re.compile(r"(?<!\w)_(?=[^\s_])(.+?)(?<=[^\s_])_(?!\w)")),
 )
 _CODE_MARK = "\x00"
 _ESCAPED_MARK = "\x01"
@@ -125,31 +125,44 @@ def _plain_line(line: str, properties: bool = False) -> str | None:
     return _inline(line)
 
 
+_MARKUP = frozenset("`\\<[(!*_~=|")
+"""Characters some inline rule starts with: a line without any is its own plain text."""
+
+
 def _inline(line: str) -> str:
     """Inline markup removed; code spans keep their text exactly."""
+    if _MARKUP.isdisjoint(line):
+        return line
     spans: list[str] = []
 
     def keep(match: re.Match[str]) -> str:
         spans.append(match.group(2).strip(" ") or match.group(2))
         return f"{_CODE_MARK}{len(spans) - 1}{_CODE_MARK}"
 
-    line = _CODE_SPAN_RE.sub(keep, line)
+    if "`" in line:
+        line = _CODE_SPAN_RE.sub(keep, line)
     escaped: list[str] = []
 
     def hide(match: re.Match[str]) -> str:
         escaped.append(match.group(1))
         return f"{_ESCAPED_MARK}{len(escaped) - 1}{_ESCAPED_MARK}"
 
-    line = _ESCAPE_RE.sub(hide, line)
-    line = _COMMENT_RE.sub("", line)
-    line = _BLOCK_REF_RE.sub("", line)
-    line = _WIKILINK_RE.sub(lambda m: display_text(m.group(1)), line)
-    line = _IMAGE_RE.sub(r"\1", line)
-    line = _LINK_RE.sub(r"\1", line)
-    line = _AUTOLINK_RE.sub(r"\1", line)
-    line = _TAG_RE.sub("", line)
-    for pattern in _EMPHASIS_RES:
-        line = pattern.sub(r"\1", line)
+    if "\\" in line:
+        line = _ESCAPE_RE.sub(hide, line)
+    if "<" in line:
+        line = _COMMENT_RE.sub("", line)
+    if "((" in line:
+        line = _BLOCK_REF_RE.sub("", line)
+    if "[" in line:
+        line = _WIKILINK_RE.sub(lambda m: display_text(m.group(1)), line)
+        line = _IMAGE_RE.sub(r"\1", line)
+        line = _LINK_RE.sub(r"\1", line)
+    if "<" in line:
+        line = _AUTOLINK_RE.sub(r"\1", line)
+        line = _TAG_RE.sub("", line)
+    for marker, pattern in _EMPHASIS_RES:
+        if marker in line:
+            line = pattern.sub(r"\1", line)
     if line.lstrip().startswith("|") or line.rstrip().endswith("|"):
         line = " ".join(cell.strip() for cell in line.strip().strip("|").split("|"))
     if escaped:

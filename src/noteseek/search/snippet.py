@@ -23,19 +23,19 @@ def matched_spans(
 ) -> list[tuple[int, int, str]]:
     """(start, end, term) of every word of ``text`` whose term the query asked for."""
     spans: list[tuple[int, int, str]] = []
-    last: tuple[int, int] | None = None
-    for tok in analyzer.tokens(text):
-        hit = tok.term in terms or any(tok.term.startswith(p) for p in prefixes)
-        if not hit:
+    last_end = -1
+    for start, end, found in analyzer.word_spans(text):
+        hit = next((t for t in found if t in terms or any(t.startswith(p) for p in prefixes)), None)
+        if hit is None:
             continue
-        if last is not None and tok.start < last[1]:
-            # Overlapping terms of one word (identifier parts, CJK bigrams): one span.
-            if tok.end > last[1]:
-                spans[-1] = (spans[-1][0], tok.end, spans[-1][2])
-                last = (last[0], tok.end)
+        if start < last_end:
+            # Overlapping terms (CJK bigrams): one span.
+            if end > last_end:
+                spans[-1] = (spans[-1][0], end, spans[-1][2])
+                last_end = end
             continue
-        spans.append((tok.start, tok.end, tok.term))
-        last = (tok.start, tok.end)
+        spans.append((start, end, hit))
+        last_end = end
     return spans
 
 

@@ -176,6 +176,26 @@ MIGRATIONS: list[str] = [
     """
     CREATE INDEX vectors_keys ON vectors(model, key);
     """,
+    # 7: the files whose keyword rows changed, in order (filled by triggers, in the same
+    # transaction as the change), so a process holding the saved keyword postings
+    # (store/sqlite/impacts.py) knows which of its rows are out of date. Its ``id`` tells one
+    # index's log from another's; rows up to the last saved postings are removed.
+    """
+    CREATE TABLE keyword_log (
+        seq     INTEGER PRIMARY KEY AUTOINCREMENT,
+        file_id INTEGER NOT NULL
+    );
+    CREATE TRIGGER files_keyword_insert AFTER INSERT ON files BEGIN
+        INSERT INTO keyword_log(file_id) VALUES (new.id);
+    END;
+    CREATE TRIGGER files_keyword_update AFTER UPDATE OF indexed_at ON files BEGIN
+        INSERT INTO keyword_log(file_id) VALUES (new.id);
+    END;
+    CREATE TRIGGER files_keyword_delete AFTER DELETE ON files BEGIN
+        INSERT INTO keyword_log(file_id) VALUES (old.id);
+    END;
+    INSERT OR REPLACE INTO meta(key, value) VALUES ('keyword_log', lower(hex(randomblob(8))));
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -346,6 +346,7 @@ class SQLiteCatalog(SQLiteCore):
             self._conn.execute(
                 "DELETE FROM runs WHERE id NOT IN (SELECT id FROM runs ORDER BY id DESC LIMIT 20)"
             )
+        self._after_run()
 
     def last_run(self) -> dict[str, Any] | None:
         rows = self._q("SELECT started, finished, summary FROM runs ORDER BY id DESC LIMIT 1")

@@ -129,6 +129,9 @@ class SQLiteCore:
                     self._conn.execute(statement)
                 self._conn.execute(f"PRAGMA user_version = {target}")
 
+    def _after_run(self) -> None:
+        """What a role does when the writer records the end of an index run (nothing here)."""
+
     def close(self) -> None:
         with self._lock:
             try:

@@ -12,8 +12,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from noteseek.store.base import MatchMode
+from noteseek.store.sqlite import impact
 from noteseek.store.sqlite.core import SQLiteCore
+from noteseek.store.sqlite.impacts import Impacts
 from noteseek.store.sqlite.sql import filter_sql
 from noteseek.types import Clause, Filters, KeywordQuery, PreparedFile
 
@@ -27,7 +31,38 @@ class SQLiteKeywordIndex(SQLiteCore):
         self._common_version = -1
         self._common_writes = -1
         self._chunk_estimate = 0
+        self._impacts = Impacts(Path(path).parent)
         super().__init__(path, readonly=readonly)
+
+    def _postings(
+        self, table: str, query: KeywordQuery, filters: Filters
+    ) -> tuple[list[impact.Part], list[impact.Mask | None]] | None:
+        """The saved keyword postings to answer ``query`` with, or None (FTS5 answers)."""
+        if not impact.supported(query):
+            return None
+        with self._lock:
+            return self._impacts.parts(self._conn, self.change_token(), table, filters)
+
+    def _phrase_rows(self, table: str) -> impact.PhraseRows:
+        def rows(words: tuple[str, ...], fields: tuple[str, ...]) -> impact.Ints:
+            expr = clause_expression(Clause((words,)))
+            if fields:
+                expr = "{" + " ".join(fields) + "} : " + expr
+            found = self._q(f"SELECT rowid FROM {table} WHERE {table} MATCH ?", (expr,))
+            return np.asarray([r[0] for r in found], dtype=np.int64)
+
+        return rows
+
+    def _after_run(self) -> None:
+        """Save the keyword postings when they are missing or far behind (the writer)."""
+        if self.readonly:
+            return
+        with self._lock:
+            self._impacts.save(self._conn, self._write)
+
+    def _write(self, sql: str, params: Sequence[Any]) -> None:
+        with self.transaction():
+            self._conn.execute(sql, params)
 
     def keyword_search(
         self,
@@ -42,6 +77,10 @@ class SQLiteKeywordIndex(SQLiteCore):
         expr = fts_expression(query, mode)
         if expr is None:
             return []
+        found = self._postings("chunks", query, filters)
+        if found is not None:
+            phrases = self._phrase_rows("chunks_fts")
+            return impact.score(found[0], query, mode == "all", weights, limit, phrases, found[1])
         where, params = filter_sql(filters)
         if where:
             sql = (
@@ -66,6 +105,10 @@ class SQLiteKeywordIndex(SQLiteCore):
         expr = fts_expression(query, "any")
         if expr is None:
             return {}
+        found = self._postings("docs", query, filters)
+        if found is not None:
+            phrases = self._phrase_rows("docs_fts")
+            return dict(impact.score(found[0], query, False, weights, limit, phrases, found[1]))
         where, params = filter_sql(filters)
         sql = (
             "SELECT docs_fts.rowid, -bm25(docs_fts, ?, ?, ?, ?, ?, ?) AS score FROM docs_fts "

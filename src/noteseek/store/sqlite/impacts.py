@@ -1,0 +1,230 @@
+"""The keyword postings a store handle searches with: the saved file, kept in step with the index.
+
+The writer builds :class:`~noteseek.store.sqlite.impact.Postings` of ``chunks_fts`` and
+``docs_fts`` at the end of an index run over :data:`FROM_ROWS` chunks, when none is saved or
+many files changed since, and saves them beside the index (``impact_file.py``). Every handle
+maps that file and, whenever the index has changed, reads which files changed since it was
+built (``keyword_log``, filled by triggers in the same transaction as each change): their rows
+in the saved postings are set aside and their current rows are read and tokenised into a small
+second set of postings, so a search sees exactly what FTS5 would. Until a file exists, or when
+more files changed than :func:`delta_limit` allows, :meth:`Impacts.parts` answers None and the
+keyword index asks FTS5.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections import OrderedDict
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from noteseek.store.base import ChangeToken
+from noteseek.store.sqlite import impact_file
+from noteseek.store.sqlite.impact import Mask, Part, Postings, Row, build
+from noteseek.store.sqlite.sql import IN_BATCH, filter_sql
+from noteseek.types import Filters
+
+FROM_ROWS = 20_000
+"""Chunks from which the writer saves postings: below it FTS5 answers in a few milliseconds."""
+KEPT_FILTERS = 8
+
+TABLES = ("chunks", "docs")
+TF_TYPES: dict[str, type[np.unsignedinteger[Any]]] = {"chunks": np.uint8, "docs": np.uint16}
+"""Counts per field held: a chunk's fields are a few hundred words, a document's can be long."""
+FIELD_COLUMNS = "x.title, x.aliases, x.headings, x.tags, x.body, x.code"
+READ_ALL = {
+    "chunks": "SELECT c.id, c.file_id, {cols} FROM chunks c JOIN chunks_fts x ON x.rowid = c.id "
+    "{where} ORDER BY c.id",
+    "docs": "SELECT x.rowid, x.rowid, {cols} FROM docs_fts x {where} ORDER BY x.rowid",
+}
+WHERE_FILES = {"chunks": "WHERE c.file_id IN ({marks})", "docs": "WHERE x.rowid IN ({marks})"}
+
+
+def delta_limit(files: int) -> int:
+    """Changed files up to which a handle patches the saved postings (and the writer does not
+    save them again): a patch reads and tokenises those files' rows once per index change."""
+    return max(64, files // 50)
+
+
+@dataclass
+class _Saved:
+    header: dict[str, Any]
+    tables: dict[str, Postings]
+    stamp: tuple[int, int, int]
+
+
+class Impacts:
+    """Saved postings for one index folder, patched to the index's current state."""
+
+    def __init__(self, folder: Path) -> None:
+        self.path = folder / impact_file.NAME
+        self._saved: _Saved | None = None
+        self._token: ChangeToken | None = None
+        self._parts: dict[str, list[Part]] | None = None
+        self._allowed: OrderedDict[tuple[ChangeToken, str], dict[str, list[Mask]]] = OrderedDict()
+
+    # -- searching -----------------------------------------------------------------------------
+
+    def parts(
+        self, conn: sqlite3.Connection, token: ChangeToken, table: str, filters: Filters
+    ) -> tuple[list[Part], list[Mask | None]] | None:
+        """The postings to search ``table`` (``chunks`` or ``docs``) with, and per part the
+        rows ``filters`` let through (None: all); None when FTS5 must answer. Call with the
+        connection's lock held."""
+        if token != self._token:
+            self._parts = self._refresh(conn)
+            self._token = token
+            self._allowed.clear()
+        if self._parts is None:
+            return None
+        parts = self._parts[table]
+        if filters.is_empty():
+            return parts, [None] * len(parts)
+        key = (token, repr(filters))
+        found = self._allowed.get(key)
+        if found is None:
+            where, params = filter_sql(filters)
+            ids = np.asarray(
+                [r[0] for r in conn.execute(f"SELECT f.id FROM files f WHERE 1 {where}", params)],
+                dtype=np.int64,
+            )
+            found = {
+                name: [np.isin(p.postings.files, ids) for p in table_parts]
+                for name, table_parts in self._parts.items()
+            }
+            self._allowed[key] = found
+            while len(self._allowed) > KEPT_FILTERS:
+                self._allowed.popitem(last=False)
+        return parts, list(found[table])
+
+    def _refresh(self, conn: sqlite3.Connection) -> dict[str, list[Part]] | None:
+        with _reading(conn):
+            saved = self._load()
+            if saved is None or not _current(conn, saved.header):
+                return None
+            changed = [
+                int(r[0])
+                for r in conn.execute(
+                    "SELECT DISTINCT file_id FROM keyword_log WHERE seq > ?",
+                    (int(saved.header["seq"]),),
+                )
+            ]
+            if len(changed) > delta_limit(int(saved.header["files"])):
+                return None
+            out: dict[str, list[Part]] = {}
+            for table in TABLES:
+                base = saved.tables[table]
+                if not changed:
+                    out[table] = [Part(base)]
+                    continue
+                ids = np.asarray(changed, dtype=np.int64)
+                alive = ~np.isin(base.files, ids)
+                delta = build(_read(conn, table, changed), TF_TYPES[table])
+                out[table] = [Part(base, alive), Part(delta)]
+            return out
+
+    def _load(self) -> _Saved | None:
+        try:
+            st = os.stat(self.path)
+        except OSError:
+            self._saved = None
+            return None
+        stamp = (st.st_ino, st.st_mtime_ns, st.st_size)
+        if self._saved is None or self._saved.stamp != stamp:
+            loaded = impact_file.load(self.path)
+            if loaded is None or set(loaded[1]) != set(TABLES):
+                self._saved = None
+                return None
+            self._saved = _Saved(loaded[0], loaded[1], stamp)
+        return self._saved
+
+    # -- saving (the writer) -------------------------------------------------------------------
+
+    def save(self, conn: sqlite3.Connection, execute_write: Any) -> bool:
+        """Build and save the postings when the index is large enough and the saved ones are
+        missing or far behind; then drop the log rows they include. ``execute_write(sql,
+        params)`` runs a statement in a write transaction. True when a file was written."""
+        with _reading(conn):
+            chunks = int(conn.execute("SELECT count(*) FROM chunks").fetchone()[0])
+            if chunks < FROM_ROWS:
+                return False
+            files = int(conn.execute("SELECT count(*) FROM files").fetchone()[0])
+            saved = self._load()
+            if saved is not None and _current(conn, saved.header):
+                behind = conn.execute(
+                    "SELECT count(DISTINCT file_id) FROM keyword_log WHERE seq > ?",
+                    (int(saved.header["seq"]),),
+                ).fetchone()[0]
+                if int(behind) <= delta_limit(files):
+                    return False
+            seq = int(conn.execute("SELECT coalesce(max(seq), 0) FROM keyword_log").fetchone()[0])
+            header = {"log": _log_id(conn), "seq": seq, "files": files}
+            tables = {table: build(_read(conn, table, None), TF_TYPES[table]) for table in TABLES}
+        impact_file.save(self.path, tables, header)
+        del tables
+        execute_write("DELETE FROM keyword_log WHERE seq <= ?", (seq,))
+        execute_write(
+            "INSERT OR REPLACE INTO meta(key, value) VALUES ('keyword_log_floor', ?)", (str(seq),)
+        )
+        self._token = None
+        return True
+
+    def discard(self) -> None:
+        """Forget the mapped file and what was built on it (the index is closing)."""
+        self._saved = None
+        self._parts = None
+        self._token = None
+        self._allowed.clear()
+
+
+def _current(conn: sqlite3.Connection, header: dict[str, Any]) -> bool:
+    """Whether a saved file belongs to this index and its log still reaches back to it."""
+    if header.get("log") != _log_id(conn):
+        return False
+    row = conn.execute("SELECT value FROM meta WHERE key = 'keyword_log_floor'").fetchone()
+    floor = int(row[0]) if row else 0
+    return int(header.get("seq", -1)) >= floor
+
+
+def _log_id(conn: sqlite3.Connection) -> str:
+    row = conn.execute("SELECT value FROM meta WHERE key = 'keyword_log'").fetchone()
+    return str(row[0]) if row else ""
+
+
+def _read(conn: sqlite3.Connection, table: str, files: Sequence[int] | None) -> Iterator[Row]:
+    """``table``'s rows (rowid, file id, fields), all or those of ``files``, by rowid."""
+    if files is None:
+        sql = READ_ALL[table].format(cols=FIELD_COLUMNS, where="")
+        for r in conn.execute(sql):
+            yield (int(r[0]), int(r[1]), r[2:])
+        return
+    found: list[Row] = []
+    for i in range(0, len(files), IN_BATCH):
+        part = files[i : i + IN_BATCH]
+        where = WHERE_FILES[table].format(marks=",".join("?" * len(part)))
+        sql = READ_ALL[table].format(cols=FIELD_COLUMNS, where=where)
+        found.extend((int(r[0]), int(r[1]), r[2:]) for r in conn.execute(sql, part))
+    found.sort(key=lambda r: r[0])
+    yield from found
+
+
+class _reading:
+    """A read transaction around several statements (one snapshot), unless one is open."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        self.began = False
+
+    def __enter__(self) -> None:
+        if not self.conn.in_transaction:
+            self.conn.execute("BEGIN")
+            self.began = True
+
+    def __exit__(self, *exc: object) -> None:
+        if self.began and self.conn.in_transaction:
+            self.conn.execute("COMMIT")

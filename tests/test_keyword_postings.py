@@ -1,0 +1,230 @@
+"""The saved keyword postings (store/sqlite/impact*.py) rank as FTS5 does, and stay in step.
+
+Every test here compares a search answered from the postings with the same search answered
+by FTS5 on the same index (a handle whose postings are switched off), on a real docs tree.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from noteseek.engine import Engine
+from noteseek.search.keyword import NAMING_FIELDS, weights_of
+from noteseek.search.query import parse_query
+from noteseek.store.factory import open_reader
+from noteseek.store.sqlite import impacts
+from noteseek.store.sqlite.impact_file import NAME
+from noteseek.store.sqlite.impacts import Impacts
+from noteseek.types import Clause, Filters, KeywordQuery
+from tests.conftest import shared
+from tests.helpers import engine_for, project, write
+
+pytestmark = pytest.mark.filterwarnings("ignore::ResourceWarning")
+
+
+@pytest.fixture
+def docs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Engine, Path]]:
+    """The Hugo docs (a private copy) indexed with postings saved whatever the size."""
+    monkeypatch.setattr(impacts, "FROM_ROWS", 0)
+    tree = tmp_path / "docs"
+    shutil.copytree(shared("hugo-docs-kis") / "vault", tree)
+    engine = engine_for(project(tmp_path, {"d": tree}))
+    engine.index()
+    yield engine, tree
+    engine.close()
+
+
+def queries(limit: int = 120) -> list[str]:
+    path = shared("hugo-docs-kis") / "queries.jsonl"
+    lines = path.read_text(encoding="utf-8").splitlines()[:limit]
+    return [json.loads(line)["text"] for line in lines]
+
+
+@contextmanager
+def fts5(store: Any) -> Iterator[None]:
+    """The store's searches answered by FTS5 while the context is open."""
+    kept = store._impacts
+    store._impacts = Impacts(Path("/nonexistent-folder-for-fts5"))
+    try:
+        yield
+    finally:
+        store._impacts = kept
+
+
+def answers(store: Any, query: KeywordQuery, mode: str, filters: Filters, weights: Any) -> Any:
+    chunks = store.keyword_search(query, mode, filters, 30, weights)
+    documents = store.document_scores(query, filters, 30, weights)
+    return chunks, documents
+
+
+def same(a: Any, b: Any) -> bool:
+    (ca, da), (cb, db) = a, b
+    if [r for r, _ in ca] != [r for r, _ in cb] or set(da) != set(db):
+        return False
+    pairs = [(x, y) for (_, x), (_, y) in zip(ca, cb, strict=True)]
+    pairs += [(da[k], db[k]) for k in da]
+    return all(abs(x - y) <= 1e-9 * max(1.0, abs(y)) for x, y in pairs)
+
+
+def single_words(query: KeywordQuery) -> bool:
+    return all(len(alt) == 1 for c in query.clauses for alt in c.alternatives)
+
+
+def compare(engine: Engine, texts: list[str], filters: Filters | None = None) -> tuple[int, int]:
+    """(searches compared, searches that differ) over the queries' single-word forms."""
+    store: Any = engine.store
+    analyzer = engine._state.analyzer()
+    weights = weights_of(engine._state.settings.search)
+    filters = filters or Filters()
+    compared = differ = 0
+    for text in texts:
+        query = parse_query(text, analyzer)
+        if not query.clauses or not single_words(query):
+            continue
+        head, *rest = query.clauses
+        variants = [
+            (query, "any"),
+            (query, "all"),
+            (KeywordQuery(query.clauses, query.excluded, NAMING_FIELDS), "any"),
+            (KeywordQuery((Clause(head.alternatives, required=True), *rest)), "any"),
+            (KeywordQuery(tuple(rest), (head,)), "any") if rest else (query, "any"),
+        ]
+        for variant, mode in variants:
+            assert store._postings("chunks", variant, filters) is not None
+            fast = answers(store, variant, mode, filters, weights)
+            with fts5(store):
+                slow = answers(store, variant, mode, filters, weights)
+            compared += 1
+            differ += not same(fast, slow)
+    return compared, differ
+
+
+def test_postings_rank_exactly_as_fts5_on_a_docs_tree(docs: tuple[Engine, Path]) -> None:
+    engine, _ = docs
+    assert (engine._state.index_dir / NAME).exists()
+    compared, differ = compare(engine, queries())
+    assert compared >= 150
+    assert differ == 0
+
+
+def test_filters_apply_inside_the_postings_search(docs: tuple[Engine, Path]) -> None:
+    engine, _ = docs
+    compared, differ = compare(engine, queries(40), Filters(paths=["content-management/**"]))
+    assert compared >= 40
+    assert differ == 0
+
+
+def test_phrases_match_the_rows_fts5_matches(docs: tuple[Engine, Path]) -> None:
+    engine, _ = docs
+    store: Any = engine.store
+    analyzer = engine._state.analyzer()
+    weights = weights_of(engine._state.settings.search)
+    phrases = 0
+    for text in ["open-source", "static site", "front matter", "getPage", "page-bundles", "Hugo"]:
+        query = parse_query(f'"{text}"' if " " in text else text, analyzer)
+        phrases += not single_words(query)
+        fast = store.keyword_search(query, "any", Filters(), 100_000, weights)
+        with fts5(store):
+            slow = store.keyword_search(query, "any", Filters(), 100_000, weights)
+        assert {r for r, _ in fast} == {r for r, _ in slow}
+        assert fast, text
+    assert phrases >= 3
+
+
+def test_changes_after_the_save_are_searched_at_once(docs: tuple[Engine, Path]) -> None:
+    engine, tree = docs
+    saved = engine._state.index_dir / NAME
+    stamp = saved.stat().st_mtime_ns
+    pages = sorted(tree.rglob("*.md"))
+    write(pages[0], "# Zebrafish\n\nThe zebrafish swims past the front matter.\n")
+    pages[1].unlink()
+    write(tree / "new-page.md", "# Quokka\n\nA quokka reads the front matter of every page.\n")
+    engine.index()
+    assert saved.stat().st_mtime_ns == stamp  # three files: patched, not saved again
+    store: Any = engine.store
+    parts = store._postings("chunks", parse_query("zebrafish", engine._state.analyzer()), Filters())
+    assert parts is not None and len(parts[0]) == 2  # the saved rows and the changed ones
+    texts = ["zebrafish", "quokka front matter", "front matter page", *queries(30)]
+    compared, differ = compare(engine, texts)
+    assert differ == 0 and compared >= 30
+    hits = engine.search("zebrafish", top_k=3, mode="keyword").hits
+    assert hits and hits[0].path.endswith(pages[0].name)
+
+
+def test_another_handle_searches_the_saved_postings(docs: tuple[Engine, Path]) -> None:
+    engine, tree = docs
+    write(tree / "extra.md", "# Wombat\n\nThe wombat digs under the taxonomy.\n")
+    engine.index()
+    reader: Any = open_reader(engine._state.index_dir)
+    try:
+        query = parse_query("wombat taxonomy", engine._state.analyzer())
+        weights = weights_of(engine._state.settings.search)
+        assert reader._postings("chunks", query, Filters()) is not None
+        mine = engine.store.keyword_search(query, "any", Filters(), 10, weights)
+        theirs = reader.keyword_search(query, "any", Filters(), 10, weights)
+        assert theirs == mine and theirs
+    finally:
+        reader.close()
+
+
+def test_many_changes_use_fts5_until_the_writer_saves_again(
+    docs: tuple[Engine, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    engine, tree = docs
+    saved = engine._state.index_dir / NAME
+    stamp = saved.stat().st_mtime_ns
+    monkeypatch.setattr(impacts, "delta_limit", lambda files: 1)
+    store: Any = engine.store
+    query = parse_query("narwhal", engine._state.analyzer())
+    for name in ("a", "b", "c"):
+        write(tree / f"{name}.md", f"# Narwhal {name}\n\nA narwhal note.\n")
+    with monkeypatch.context() as m:  # a run that ends without saving (as if interrupted)
+        m.setattr(Impacts, "save", lambda *args: False)
+        engine.index()
+    assert saved.stat().st_mtime_ns == stamp
+    assert store._postings("chunks", query, Filters()) is None  # three files > the limit
+    assert len(engine.search("narwhal", top_k=5, mode="keyword").hits) == 3  # FTS5 answers
+    write(tree / "d.md", "# Narwhal d\n\nA narwhal note.\n")
+    engine.index()
+    assert saved.stat().st_mtime_ns != stamp  # the run's end saved them again
+    db = sqlite3.connect(engine._state.index_dir / "index.db")
+    try:
+        assert db.execute("SELECT count(*) FROM keyword_log").fetchone()[0] == 0
+    finally:
+        db.close()
+    assert store._postings("chunks", query, Filters()) is not None
+    assert len(engine.search("narwhal", top_k=5, mode="keyword").hits) == 4
+
+
+def test_a_damaged_postings_file_is_ignored_and_replaced(docs: tuple[Engine, Path]) -> None:
+    engine, tree = docs
+    saved = engine._state.index_dir / NAME
+    before = engine.search("front matter", top_k=5, mode="keyword").hits
+    saved.write_bytes(b"\x10\x00\x00\x00\x00\x00\x00\x00{not json at all")
+    write(tree / "touch.md", "# Touch\n\nA change, so every handle looks again.\n")
+    engine.index()
+    store: Any = engine.store
+    query = parse_query("front matter", engine._state.analyzer())
+    assert store._postings("chunks", query, Filters()) is not None  # saved again, whole
+    after = engine.search("front matter", top_k=5, mode="keyword").hits
+    assert [h.path for h in after] == [h.path for h in before]
+
+
+def test_small_indexes_keep_to_fts5(tmp_path: Path) -> None:
+    notes = tmp_path / "notes"
+    write(notes / "a.md", "# Alpha\n\nThe aardvark.\n")
+    engine = engine_for(project(tmp_path, {"n": notes}))
+    engine.index()
+    try:
+        assert not (engine._state.index_dir / NAME).exists()
+        assert engine.search("aardvark", mode="keyword").hits
+    finally:
+        engine.close()
