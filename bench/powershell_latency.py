@@ -11,13 +11,16 @@ the same queries as ``noteseek search --mode keyword --top-k 100 --json`` answer
 the process's peak RSS. Queries: titles and descriptions of the corpus's pages drawn with a
 fixed seed (``bench/side_by_side.py: powershell_queries``), the first 20 to warm up, the next
 ``--queries`` timed. ``--fts5``: keyword search as before the saved postings (FTS5 answers every
-query), for a paired comparison on the same index.
+query), for a paired comparison on the same index. ``--profile N``: then the keyword queries
+once more under cProfile, and its top N functions by own time.
 """
 
 from __future__ import annotations
 
 import argparse
+import cProfile
 import json
+import pstats
 import resource
 import sys
 import tempfile
@@ -42,6 +45,7 @@ def main() -> int:
     ap.add_argument("--corpus", type=Path, required=True, help="the indexed PowerShell docs")
     ap.add_argument("--queries", type=int, default=500)
     ap.add_argument("--fts5", action="store_true", help="leave the saved postings unused")
+    ap.add_argument("--profile", type=int, default=0, help="top functions of a keyword profile")
     args = ap.parse_args()
     queries = powershell_queries(args.corpus, args.queries + WARMUP)
     started = time.perf_counter()
@@ -74,6 +78,13 @@ def main() -> int:
         ms.append((time.perf_counter() - t) * 1000)
     p50, p95 = np.percentile(ms, 50), np.percentile(ms, 95)
     print(f"keyword top 100 as JSON: p50 {p50:.1f} ms, p95 {p95:.1f} ms ({len(ms)} queries)")
+    if args.profile:
+        profile = cProfile.Profile()
+        profile.enable()
+        for q in timed:
+            engine.search(q, top_k=10, mode="keyword")
+        profile.disable()
+        pstats.Stats(profile).sort_stats("tottime").print_stats(args.profile)
     print(f"peak RSS: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
     engine.close()
     return 0

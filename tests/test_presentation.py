@@ -11,7 +11,9 @@ from typing import Any
 
 import pytest
 
+from noteseek.analysis import get_analyzer
 from noteseek.search.plain import display_text, plain_text
+from noteseek.search.snippet import matched_spans
 from tests.helpers import engine_for, project, write
 from tests.mcp_client import call, eventually, mcp_project, run, session
 
@@ -297,3 +299,47 @@ def test_a_widened_search_asks_the_keyword_index_once_per_query_shape(
     assert response.lanes["keyword"] > 50  # widened: the second pass wanted 200
     assert [h.chunk_id for h in response.hits] == before
     assert calls == [("keyword_search", 200), ("document_scores", 200)], calls
+
+
+def _spans_word_by_word(text: str, terms: set[str], prefixes: list[str]) -> list[Any]:
+    """matched_spans as it was first written: every word analysed where it stands."""
+    analyzer = get_analyzer()
+    spans: list[Any] = []
+    last: tuple[int, int] | None = None
+    for tok in analyzer.tokens(text):
+        if not (tok.term in terms or any(tok.term.startswith(p) for p in prefixes)):
+            continue
+        if last is not None and tok.start < last[1]:
+            if tok.end > last[1]:
+                spans[-1] = (spans[-1][0], tok.end, spans[-1][2])
+                last = (last[0], tok.end)
+            continue
+        spans.append((tok.start, tok.end, tok.term))
+        last = (tok.start, tok.end)
+    return spans
+
+
+def test_highlights_are_found_as_word_by_word_analysis_finds_them() -> None:
+    analyzer = get_analyzer()
+    texts = [
+        plain_text(p.read_text(encoding="utf-8"))
+        for p in sorted((Path(__file__).parent.parent / "examples" / "vault").rglob("*.md"))
+    ]
+    texts += [
+        "getUserById calls get_user_by_id; HTTPServer serves Cafés and cafe-au-lait.",
+        "日本語のテキスト with mixed Latin words and 検索 results",
+        "Über straße, naïve résumé; x_y __init__ a.b.c",
+    ]
+    checked = 0
+    for text in texts:
+        words = [t.term for t in analyzer.tokens(text)]
+        for terms, prefixes in [
+            (set(words[::3]), []),
+            (set(words[1::4]), [w[:3] for w in words[2::7] if len(w) > 3]),
+            ({"get", "user", "cafe", "server", "検索", "日本"}, ["strass"]),
+        ]:
+            assert matched_spans(text, terms, prefixes, analyzer) == _spans_word_by_word(
+                text, terms, prefixes
+            )
+            checked += 1
+    assert checked >= 15

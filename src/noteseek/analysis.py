@@ -46,6 +46,8 @@ _CJK = (
 )
 # Group 1: a CJK run; group 2: a word of other scripts (letters, digits, marks, underscore).
 _WORD_RE = re.compile(rf"([{_CJK}]+)|([^\W{_CJK}]+)")
+_CJK_RE = re.compile(rf"[{_CJK}]")
+_PLAIN_WORD_RE = re.compile(r"\w+")
 # Parts of an identifier: acronyms before a capitalised word (HTTPServer -> HTTP, Server),
 # capitalised or lower-case words, remaining capitals, digit runs.
 _IDENT_PART_RE = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+|[^\W\d_A-Za-z]+")
@@ -192,6 +194,22 @@ class Analyzer:
         return [
             Token(term, start, end) for start, end, terms in self.word_spans(text) for term in terms
         ]
+
+    def plain_words(self, text: str) -> set[str] | None:
+        """The distinct words of ``text``; None when it holds CJK (whose words are bigrams,
+        not runs of word characters)."""
+        if _CJK_RE.search(text):
+            return None
+        return set(_PLAIN_WORD_RE.findall(text))
+
+    def word_terms(self, word: str) -> tuple[str, ...]:
+        """The terms of one word (no CJK), as :meth:`terms` makes them."""
+        got = self._word_cache.get(word)
+        if got is None:
+            got = self._analyze_word(word)
+            if len(self._word_cache) < 500_000:
+                self._word_cache[word] = got
+        return got
 
     def word_spans(self, text: str) -> Iterator[tuple[int, int, tuple[str, ...]]]:
         """(start, end, terms) of each word of ``text`` (each CJK bigram), in order."""

@@ -10,18 +10,60 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 
 from noteseek.analysis import Analyzer
 from noteseek.search.plain import plain_text
 
 _SPACE_RE = re.compile(r"\s+")
+_WORD_CHARS_RE = re.compile(r"\w+")
 ELLIPSIS = "…"
+HIT_TABLES = 4
+HIT_TABLE_WORDS = 50_000
+
+
+@lru_cache(maxsize=HIT_TABLES)
+def _hit_tables(terms: frozenset[str], prefixes: tuple[str, ...]) -> dict[str, str | None]:
+    return {}
+
+
+def _hit_table(terms: set[str], prefixes: Sequence[str]) -> dict[str, str | None]:
+    """Which term each word seen so far matched (None: none), for one set of query terms."""
+    table = _hit_tables(frozenset(terms), tuple(prefixes))
+    if len(table) > HIT_TABLE_WORDS:
+        table.clear()
+    return table
 
 
 def matched_spans(
     text: str, terms: set[str], prefixes: Sequence[str], analyzer: Analyzer
 ) -> list[tuple[int, int, str]]:
     """(start, end, term) of every word of ``text`` whose term the query asked for."""
+
+    def wanted(found: tuple[str, ...]) -> str | None:
+        hit = (t for t in found if t in terms or any(t.startswith(p) for p in prefixes))
+        return next(hit, None)
+
+    words = analyzer.plain_words(text)
+    if words is not None:
+        # No CJK: each distinct word is looked up once (in a table kept for the query's terms,
+        # as every result of a search asks the same), then the words are found in order.
+        known = _hit_table(terms, prefixes)
+        hits: dict[str, str] = {}
+        for word in words:
+            if word in known:
+                hit = known[word]
+            else:
+                hit = known[word] = wanted(analyzer.word_terms(word))
+            if hit is not None:
+                hits[word] = hit
+        if not hits:
+            return []
+        return [
+            (m.start(), m.end(), hits[w])
+            for m in _WORD_CHARS_RE.finditer(text)
+            if (w := m.group()) in hits
+        ]
     spans: list[tuple[int, int, str]] = []
     last_end = -1
     for start, end, found in analyzer.word_spans(text):

@@ -23,15 +23,17 @@ chunks, 65,535 for whole documents: ``impacts.TF_TYPES``).
 
 from __future__ import annotations
 
+import threading
 import zlib
-from collections.abc import Callable, Iterable, Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from noteseek.types import FTS_FIELDS, KeywordQuery
+from noteseek.types import FTS_FIELDS, Clause, KeywordQuery
 
 K1 = 1.2
 B = 0.75
@@ -248,15 +250,16 @@ class Part:
     alive: Mask | None = None
     _norm: Floats | None = None
     _norm_avgdl: float = -1.0
+    _live: tuple[int, int] | None = None
 
-    def live_rows(self) -> int:
-        return self.postings.size if self.alive is None else int(np.count_nonzero(self.alive))
-
-    def live_tokens(self) -> int:
-        lengths = self.postings.lengths
-        if self.alive is not None:
-            lengths = lengths[self.alive]
-        return int(lengths.sum(dtype=np.int64))
+    def live(self) -> tuple[int, int]:
+        """(rows, tokens) live in this part."""
+        if self._live is None:
+            lengths = self.postings.lengths
+            if self.alive is not None:
+                lengths = lengths[self.alive]
+            self._live = (len(lengths), int(lengths.sum(dtype=np.int64)))
+        return self._live
 
     def norm(self, avgdl: float) -> Floats:
         """``k1 (1 - b + b |r| / avgdl)`` per row, kept while ``avgdl`` holds."""
@@ -275,6 +278,7 @@ def score(
     limit: int,
     phrase_rows: PhraseRows,
     allowed: Sequence[Mask | None] = (),
+    terms: TermCache | None = None,
 ) -> list[tuple[int, float]]:
     """The top ``limit`` (rowid, BM25) of the rows that match, best first, ties by rowid: what
     ``SELECT rowid, -bm25(...) ... WHERE MATCH ... ORDER BY 2 DESC, rowid LIMIT ?`` returns.
@@ -285,11 +289,14 @@ def score(
 
     A phrase of several words matches the rows ``phrase_rows`` names; its count in a field
     of such a row is taken as its least frequent word's count there (an upper bound of
-    FTS5's, equal when the words occur only together, as in the parts of an identifier)."""
-    n_rows = sum(p.live_rows() for p in parts)
+    FTS5's, equal when the words occur only together, as in the parts of an identifier).
+
+    ``terms`` keeps each phrase's rows and score parts for the next search over the same
+    ``parts`` (they depend on the phrase, the columns and the weights only)."""
+    n_rows = sum(p.live()[0] for p in parts)
     if n_rows == 0 or limit <= 0:
         return []
-    avgdl = sum(p.live_tokens() for p in parts) / n_rows
+    avgdl = sum(p.live()[1] for p in parts) / n_rows
     cols = [FTS_FIELDS.index(f) for f in query.fields] if query.fields else list(range(FIELDS))
     w = np.zeros(FIELDS, dtype=np.float64)
     w[cols] = [float(weights[c]) for c in cols]
@@ -300,48 +307,52 @@ def score(
         for clause in query.clauses
         if (all_required or clause.required) == required
     ]
-    phrases = [alt for clause, _ in ordered for alt in clause.alternatives if alt]
-    found = [_postings(parts, alt, cols, phrase_rows, query.fields) for alt in phrases]
-    idf = []
-    for per_part in found:
-        hits = sum(len(rows) for rows, _ in per_part)
-        value = float(np.log((n_rows - hits + 0.5) / (hits + 0.5)))
-        idf.append(value if value > 0 else 1e-6)
+    found: list[Gains] = []
+    for clause, _ in ordered:
+        for alt in clause.alternatives:
+            if not alt:
+                continue
+            key = (alt, query.fields, tuple(w))
+            got = terms.get(key) if terms is not None else None
+            if got is None:
+                per_part = _postings(parts, alt, cols, phrase_rows, query.fields)
+                got = _gains(parts, per_part, w, n_rows, avgdl)
+                if terms is not None:
+                    terms.put(key, got)
+            found.append(got)
     n_required = sum(1 for _, required in ordered if required)
     has_optional = n_required < len(ordered)
     out_rows: list[Ints] = []
     out_scores: list[Floats] = []
     for k, part in enumerate(parts):
         size = part.postings.size
-        total = np.zeros(size, dtype=np.float64)
-        norm = part.norm(avgdl)
-        need = np.zeros(size, dtype=np.int32) if n_required else None
-        optional = np.zeros(size, dtype=bool) if has_optional else None
+        rows_in: list[npt.NDArray[np.int32]] = []
+        gains: list[Floats] = []
+        required_rows: list[npt.NDArray[np.int32]] = []
+        optional_rows: list[npt.NDArray[np.int32]] = []
         i = 0
         for clause, required in ordered:
             held: list[npt.NDArray[np.int32]] = []
             for alt in clause.alternatives:
                 if not alt:
                     continue
-                rows, tf = found[i][k]
-                f = tf @ w
-                total[rows] += idf[i] * (f * (K1 + 1.0)) / (f + norm[rows])
+                rows, gain = found[i][k]
+                rows_in.append(rows)
+                gains.append(gain)
                 held.append(rows)
                 i += 1
             if len(held) > 1:  # rows holding any alternative, each once
-                marks = np.zeros(size, dtype=bool)
-                for rows in held:
-                    marks[rows] = True
-                held = [np.flatnonzero(marks).astype(np.int32)]
-            if not held:
-                continue
-            if required and need is not None:
-                need[held[0]] += 1
-            elif optional is not None:
-                optional[held[0]] = True
-        match = need == n_required if need is not None else np.ones(size, dtype=bool)
-        if optional is not None:
-            match &= optional
+                held = [np.unique(np.concatenate(held))]
+            if held:
+                (required_rows if required else optional_rows).append(held[0])
+        # One pass per sum, phrase after phrase: each row's score adds its phrases in
+        # FTS5's order.
+        total = _sums(rows_in, gains, size)
+        match = np.ones(size, dtype=bool)
+        if n_required:
+            match = _counts(required_rows, size) == n_required
+        if has_optional:
+            match &= _counts(optional_rows, size) > 0
         for clause in query.excluded:
             for alt in clause.alternatives:
                 if alt:
@@ -353,6 +364,82 @@ def score(
         out_rows.append(part.postings.rows[picked])
         out_scores.append(total[picked])
     return top(np.concatenate(out_rows), np.concatenate(out_scores), limit)
+
+
+Gains = list[tuple[npt.NDArray[np.int32], Floats]]
+"""Per part: the live rows holding a phrase, and what it adds to each row's score."""
+
+
+def _gains(
+    parts: Sequence[Part],
+    per_part: list[tuple[npt.NDArray[np.int32], npt.NDArray[Any]]],
+    w: Floats,
+    n_rows: int,
+    avgdl: float,
+) -> Gains:
+    hits = sum(len(rows) for rows, _ in per_part)
+    idf = float(np.log((n_rows - hits + 0.5) / (hits + 0.5)))
+    idf = idf if idf > 0 else 1e-6
+    out: Gains = []
+    for part, (rows, tf) in zip(parts, per_part, strict=True):
+        f = tf @ w
+        out.append((rows, idf * (f * (K1 + 1.0)) / (f + part.norm(avgdl)[rows])))
+    return out
+
+
+class TermCache:
+    """Phrases' :data:`Gains` over one set of parts, the most recent kept, up to a number of
+    postings (a phrase most rows hold is the costly one to score again). Thread-safe."""
+
+    def __init__(self, max_postings: int) -> None:
+        self.max_postings = max_postings
+        self._kept: OrderedDict[Hashable, Gains] = OrderedDict()
+        self._size = 0
+        self._lock = threading.Lock()
+
+    def get(self, key: Hashable) -> Gains | None:
+        with self._lock:
+            found = self._kept.get(key)
+            if found is not None:
+                self._kept.move_to_end(key)
+            return found
+
+    def put(self, key: Hashable, gains: Gains) -> None:
+        size = sum(len(rows) for rows, _ in gains)
+        with self._lock:
+            if size > self.max_postings or key in self._kept:
+                return
+            self._kept[key] = gains
+            self._size += size
+            while self._size > self.max_postings:
+                _, old = self._kept.popitem(last=False)
+                self._size -= sum(len(rows) for rows, _ in old)
+
+
+def _sums(rows: list[npt.NDArray[np.int32]], values: list[Floats], size: int) -> Floats:
+    if not rows:
+        return np.zeros(size, dtype=np.float64)
+    summed = np.bincount(np.concatenate(rows), np.concatenate(values), minlength=size)
+    return np.asarray(summed, dtype=np.float64)
+
+
+def _counts(rows: list[npt.NDArray[np.int32]], size: int) -> Ints:
+    if not rows:
+        return np.zeros(size, dtype=np.int64)
+    return np.bincount(np.concatenate(rows), minlength=size).astype(np.int64, copy=False)
+
+
+def count(parts: Sequence[Part], clause: Clause, phrase_rows: PhraseRows) -> int:
+    """The live rows holding any alternative of ``clause``."""
+    total = 0
+    for k in range(len(parts)):
+        held = [
+            _postings(parts, alt, list(range(FIELDS)), phrase_rows, ())[k][0]
+            for alt in clause.alternatives
+            if alt
+        ]
+        total += len(np.unique(np.concatenate(held))) if len(held) > 1 else sum(map(len, held))
+    return total
 
 
 def _postings(

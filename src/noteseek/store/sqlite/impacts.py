@@ -13,6 +13,8 @@ keyword index asks FTS5.
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import os
 import sqlite3
 from collections import OrderedDict
@@ -25,13 +27,16 @@ import numpy as np
 
 from noteseek.store.base import ChangeToken
 from noteseek.store.sqlite import impact_file
-from noteseek.store.sqlite.impact import Mask, Part, Postings, Row, build
+from noteseek.store.sqlite.impact import Ints, Mask, Part, Postings, Row, TermCache, build
 from noteseek.store.sqlite.sql import IN_BATCH, filter_sql
 from noteseek.types import Filters
 
 FROM_ROWS = 20_000
 """Chunks from which the writer saves postings: below it FTS5 answers in a few milliseconds."""
 KEPT_FILTERS = 8
+TERM_POSTINGS_KEPT = 1_000_000
+"""Postings whose score parts a handle keeps for the next search (12 bytes each): the terms
+of a reference manual that most pages hold take most of a search's time to score."""
 
 TABLES = ("chunks", "docs")
 TF_TYPES: dict[str, type[np.unsignedinteger[Any]]] = {"chunks": np.uint8, "docs": np.uint16}
@@ -51,6 +56,16 @@ def delta_limit(files: int) -> int:
     return max(64, files // 50)
 
 
+@dataclass(frozen=True)
+class Searchable:
+    """One table's postings for a search: the parts, the rows a filter lets through in each
+    (None: all), and the scored phrases kept for searches over the same parts."""
+
+    parts: list[Part]
+    allowed: list[Mask | None]
+    terms: TermCache
+
+
 @dataclass
 class _Saved:
     header: dict[str, Any]
@@ -67,24 +82,30 @@ class Impacts:
         self._token: ChangeToken | None = None
         self._parts: dict[str, list[Part]] | None = None
         self._allowed: OrderedDict[tuple[ChangeToken, str], dict[str, list[Mask]]] = OrderedDict()
+        self.phrases: dict[tuple[str, tuple[str, ...], tuple[str, ...]], Ints] = {}
+        """Rows of phrases of several words, by table, words and fields, for this token."""
+        self._terms = {table: TermCache(TERM_POSTINGS_KEPT) for table in TABLES}
 
     # -- searching -----------------------------------------------------------------------------
 
     def parts(
         self, conn: sqlite3.Connection, token: ChangeToken, table: str, filters: Filters
-    ) -> tuple[list[Part], list[Mask | None]] | None:
-        """The postings to search ``table`` (``chunks`` or ``docs``) with, and per part the
-        rows ``filters`` let through (None: all); None when FTS5 must answer. Call with the
-        connection's lock held."""
+    ) -> Searchable | None:
+        """What to search ``table`` (``chunks`` or ``docs``) with, ``filters`` applied; None
+        when FTS5 must answer. Call with the connection's lock held."""
         if token != self._token:
             self._parts = self._refresh(conn)
             self._token = token
             self._allowed.clear()
+            self.phrases.clear()
+            # New caches, not cleared ones: a search still scoring over the old parts puts
+            # into the old caches only.
+            self._terms = {table: TermCache(TERM_POSTINGS_KEPT) for table in TABLES}
         if self._parts is None:
             return None
         parts = self._parts[table]
         if filters.is_empty():
-            return parts, [None] * len(parts)
+            return Searchable(parts, [None] * len(parts), self._terms[table])
         key = (token, repr(filters))
         found = self._allowed.get(key)
         if found is None:
@@ -100,7 +121,7 @@ class Impacts:
             self._allowed[key] = found
             while len(self._allowed) > KEPT_FILTERS:
                 self._allowed.popitem(last=False)
-        return parts, list(found[table])
+        return Searchable(parts, list(found[table]), self._terms[table])
 
     def _refresh(self, conn: sqlite3.Connection) -> dict[str, list[Part]] | None:
         with _reading(conn):
@@ -167,6 +188,7 @@ class Impacts:
             tables = {table: build(_read(conn, table, None), TF_TYPES[table]) for table in TABLES}
         impact_file.save(self.path, tables, header)
         del tables
+        _return_freed_memory()
         execute_write("DELETE FROM keyword_log WHERE seq <= ?", (seq,))
         execute_write(
             "INSERT OR REPLACE INTO meta(key, value) VALUES ('keyword_log_floor', ?)", (str(seq),)
@@ -180,6 +202,18 @@ class Impacts:
         self._parts = None
         self._token = None
         self._allowed.clear()
+        self.phrases.clear()
+
+
+def _return_freed_memory() -> None:
+    """Hand the build's freed memory back to the system (glibc keeps freed heap pages, and
+    raises its threshold for mapping large blocks once a large one is freed: after a build at
+    165k chunks the writer held 70 MB more for the rest of its run, embedding included)."""
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        libc.malloc_trim(0)
+    except (OSError, AttributeError):
+        pass  # not glibc: nothing to ask
 
 
 def _current(conn: sqlite3.Connection, header: dict[str, Any]) -> bool:

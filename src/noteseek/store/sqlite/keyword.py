@@ -17,9 +17,13 @@ import numpy as np
 from noteseek.store.base import MatchMode
 from noteseek.store.sqlite import impact
 from noteseek.store.sqlite.core import SQLiteCore
-from noteseek.store.sqlite.impacts import Impacts
+from noteseek.store.sqlite.impacts import Impacts, Searchable
 from noteseek.store.sqlite.sql import filter_sql
 from noteseek.types import Clause, Filters, KeywordQuery, PreparedFile
+
+PHRASES_KEPT = 256
+"""Phrases whose rows a handle keeps until the index changes (a search asks for the same ones
+in each of its passes)."""
 
 
 class SQLiteKeywordIndex(SQLiteCore):
@@ -34,9 +38,7 @@ class SQLiteKeywordIndex(SQLiteCore):
         self._impacts = Impacts(Path(path).parent)
         super().__init__(path, readonly=readonly)
 
-    def _postings(
-        self, table: str, query: KeywordQuery, filters: Filters
-    ) -> tuple[list[impact.Part], list[impact.Mask | None]] | None:
+    def _postings(self, table: str, query: KeywordQuery, filters: Filters) -> Searchable | None:
         """The saved keyword postings to answer ``query`` with, or None (FTS5 answers)."""
         if not impact.supported(query):
             return None
@@ -44,14 +46,29 @@ class SQLiteKeywordIndex(SQLiteCore):
             return self._impacts.parts(self._conn, self.change_token(), table, filters)
 
     def _phrase_rows(self, table: str) -> impact.PhraseRows:
+        """FTS5's rows for a phrase of several words, kept while the index stays as it is."""
+        kept = self._impacts.phrases
+
         def rows(words: tuple[str, ...], fields: tuple[str, ...]) -> impact.Ints:
-            expr = clause_expression(Clause((words,)))
-            if fields:
-                expr = "{" + " ".join(fields) + "} : " + expr
-            found = self._q(f"SELECT rowid FROM {table} WHERE {table} MATCH ?", (expr,))
-            return np.asarray([r[0] for r in found], dtype=np.int64)
+            key = (table, words, fields)
+            found = kept.get(key)
+            if found is None:
+                expr = clause_expression(Clause((words,)))
+                if fields:
+                    expr = "{" + " ".join(fields) + "} : " + expr
+                sql = f"SELECT rowid FROM {table} WHERE {table} MATCH ?"
+                found = np.asarray([r[0] for r in self._q(sql, (expr,))], dtype=np.int64)
+                if len(kept) >= PHRASES_KEPT:
+                    kept.clear()
+                kept[key] = found
+            return found
 
         return rows
+
+    def close(self) -> None:
+        with self._lock:
+            self._impacts.discard()
+        super().close()
 
     def _after_run(self) -> None:
         """Save the keyword postings when they are missing or far behind (the writer)."""
@@ -80,7 +97,16 @@ class SQLiteKeywordIndex(SQLiteCore):
         found = self._postings("chunks", query, filters)
         if found is not None:
             phrases = self._phrase_rows("chunks_fts")
-            return impact.score(found[0], query, mode == "all", weights, limit, phrases, found[1])
+            return impact.score(
+                found.parts,
+                query,
+                mode == "all",
+                weights,
+                limit,
+                phrases,
+                found.allowed,
+                found.terms,
+            )
         where, params = filter_sql(filters)
         if where:
             sql = (
@@ -108,7 +134,11 @@ class SQLiteKeywordIndex(SQLiteCore):
         found = self._postings("docs", query, filters)
         if found is not None:
             phrases = self._phrase_rows("docs_fts")
-            return dict(impact.score(found[0], query, False, weights, limit, phrases, found[1]))
+            return dict(
+                impact.score(
+                    found.parts, query, False, weights, limit, phrases, found.allowed, found.terms
+                )
+            )
         where, params = filter_sql(filters)
         sql = (
             "SELECT docs_fts.rowid, -bm25(docs_fts, ?, ?, ?, ?, ?, ?) AS score FROM docs_fts "
@@ -151,12 +181,17 @@ class SQLiteKeywordIndex(SQLiteCore):
             key = (expr, limit)
             cached = self._common_cache.get(key)
             if cached is None:
-                n = self._conn.execute(
-                    "SELECT count(*) FROM (SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? "
-                    "LIMIT ?)",
-                    (expr, limit),
-                ).fetchone()[0]
-                cached = n >= limit
+                found = self._postings("chunks", KeywordQuery((clause,)), Filters())
+                if found is not None:
+                    phrases = self._phrase_rows("chunks_fts")
+                    cached = impact.count(found.parts, clause, phrases) >= limit
+                else:
+                    n = self._conn.execute(
+                        "SELECT count(*) FROM (SELECT 1 FROM chunks_fts WHERE chunks_fts "
+                        "MATCH ? LIMIT ?)",
+                        (expr, limit),
+                    ).fetchone()[0]
+                    cached = n >= limit
                 self._common_cache[key] = cached
             return cached
 
