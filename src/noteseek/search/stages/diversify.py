@@ -47,7 +47,8 @@ def diversify(
     A duplicate is, by the switches on: the same section text (``dedupe``, content hash), word
     3-grams overlapping by ``near_duplicate`` Jaccard or more, or embeddings at
     ``semantic_duplicate`` cosine or more (results without a vector are never semantic
-    duplicates). Vectors are read in windows, so a long list costs only what is kept.
+    duplicates). Rows and vectors are read in windows, so a long list costs only what it takes
+    to keep ``k``.
     ``also``, when given, receives for a kept result the rowids of its document's sections
     that the per-document limit left out (see the module docstring).
     """
@@ -64,9 +65,9 @@ def diversify(
     per_doc: dict[int, int] = {}
     first_of: dict[int, int] = {}  # file id -> the rowid of its best kept result
     step = max(k * 2, 50)
-    by_id = rows.get(f.rowid for f in fused)
     for start in range(0, len(fused), step):
         window = fused[start : start + step]
+        by_id = rows.get(f.rowid for f in window)  # read window by window: k kept is enough
         present = [f.rowid for f in window if f.rowid in by_id]
         vecs = vectors.vectors_for(present) if semantic and vectors is not None else {}
         for item in window:
@@ -109,7 +110,7 @@ def diversify(
 
 class Diversify:
     name = "diversify"
-    full_rows = True
+    full_rows = False  # reads whole rows only of the windows it gets through
 
     def enabled(self, candidates: list[Fused], context: StageContext) -> bool:
         return _diversifying(context.settings)

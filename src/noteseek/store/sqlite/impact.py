@@ -78,7 +78,9 @@ class Postings:
     """The terms' UTF-8 bytes, term after term."""
     vocab_starts: Ints
     post_rows: npt.NDArray[np.int32]
-    """Row number (index into :attr:`rows`) per posting, ascending within a term."""
+    """Row number (index into :attr:`rows`) per posting, ascending within a term. Loaded
+    postings keep this and :attr:`post_tf` in their file and read the slices asked for
+    (``impact_file.FileRows``): use them through :meth:`postings` only."""
     post_tf: npt.NDArray[Any]
     """Occurrences per posting and field, shape (postings, fields), unsigned integers."""
 

@@ -1,21 +1,22 @@
-"""The keyword postings saved beside the index, one file every process maps.
+"""The keyword postings saved beside the index, one file every process reads.
 
 Layout: 8 bytes of header length, a JSON header (format, what the postings were built from,
 each array's table, name, dtype, shape and offset), then the arrays, each at an offset that is
 a multiple of 64. A writer writes a new file under a temporary name and renames it over the
-old one, so a process that has the old file mapped keeps reading it whole.
+old one, so a process that has the old file open keeps reading it whole.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
-import mmap
 import os
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from noteseek.store.sqlite.impact import Postings
 
@@ -63,19 +64,24 @@ def save(path: Path, tables: dict[str, Postings], header: dict[str, Any]) -> Non
 
 
 def load(path: Path) -> tuple[dict[str, Any], dict[str, Postings]] | None:
-    """The header and tables of a saved file, mapped read-only; None when it is missing,
-    unreadable or of another format (the caller then keeps to FTS5)."""
+    """The header and tables of a saved file; None when it is missing, unreadable or of
+    another format (the caller then keeps to FTS5).
+
+    The per-row and per-term arrays (a few MB) are read into memory; the postings themselves
+    stay in the file and are read term by term (:class:`FileRows`). Not memory-mapped: a file
+    the writer has just written sits in the page cache in large folios, and each page fault
+    on a mapping of it mapped a whole folio: two queries made 59 MB of it resident."""
     try:
-        with open(path, "rb") as fh:
-            size = os.fstat(fh.fileno()).st_size
-            if size < 8:
-                return None
-            mapped = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
-    except (OSError, ValueError):
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
         return None
+    reader = _File(fd)
     try:
-        length = int.from_bytes(mapped[:8], "little")
-        header = json.loads(mapped[8 : 8 + length].decode("utf-8"))
+        size = os.fstat(fd).st_size
+        length = int.from_bytes(reader.read(0, 8), "little") if size >= 8 else -1
+        if length < 0 or 8 + length > size:
+            return None
+        header = json.loads(reader.read(8, length).decode("utf-8"))
         if header.get("format") != FORMAT:
             return None
         start = -(-(8 + length) // ALIGN) * ALIGN
@@ -87,12 +93,59 @@ def load(path: Path) -> tuple[dict[str, Any], dict[str, Postings]] | None:
             offset = start + int(entry["offset"])
             if offset + count * dtype.itemsize > size:
                 return None
-            array = np.frombuffer(mapped, dtype=dtype, count=count, offset=offset).reshape(shape)
+            if entry["name"] in IN_FILE:
+                array: Any = FileRows(reader, offset, dtype, shape)
+            else:
+                raw = reader.read(offset, count * dtype.itemsize)
+                array = np.frombuffer(raw, dtype=dtype, count=count).reshape(shape)
             arrays.setdefault(entry["table"], {})[entry["name"]] = array
         names = {f.name for f in fields(Postings)}
         tables = {
             table: Postings(**found) for table, found in arrays.items() if set(found) == names
         }
-    except (ValueError, KeyError, TypeError, UnicodeDecodeError):
+    except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError):
         return None
     return header, tables
+
+
+IN_FILE = ("post_rows", "post_tf")
+"""The arrays read from the file slice by slice, as searches need them."""
+
+
+class _File:
+    """An open file that closes when nothing reads it any more."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+
+    def read(self, offset: int, size: int) -> bytes:
+        data = os.pread(self.fd, size, offset)
+        if len(data) != size:
+            raise ValueError("the file is shorter than its header says")
+        return data
+
+    def __del__(self) -> None:
+        with contextlib.suppress(OSError):
+            os.close(self.fd)
+
+
+class FileRows:
+    """An array kept in the file, read a slice of rows at a time (``array[a:b]``)."""
+
+    def __init__(self, file: _File, offset: int, dtype: np.dtype[Any], shape: tuple[int, ...]):
+        self._file = file
+        self._offset = offset
+        self.dtype = dtype
+        self.shape = shape
+        self._row = int(np.prod(shape[1:])) * dtype.itemsize if len(shape) > 1 else dtype.itemsize
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __getitem__(self, rows: slice) -> npt.NDArray[Any]:
+        a, b, step = rows.indices(self.shape[0])
+        if step != 1:
+            raise ValueError("only contiguous slices are read from the file")
+        n = max(0, b - a)
+        raw = self._file.read(self._offset + a * self._row, n * self._row)
+        return np.frombuffer(raw, dtype=self.dtype).reshape((n, *self.shape[1:]))
