@@ -188,7 +188,7 @@ def test_many_changes_use_fts5_until_the_writer_saves_again(
     for name in ("a", "b", "c"):
         write(tree / f"{name}.md", f"# Narwhal {name}\n\nA narwhal note.\n")
     with monkeypatch.context() as m:  # a run that ends without saving (as if interrupted)
-        m.setattr(Impacts, "save", lambda *args: False)
+        m.setattr(Impacts, "needs_save", lambda *args: False)
         engine.index()
     assert saved.stat().st_mtime_ns == stamp
     assert store._postings("chunks", query, Filters()) is None  # three files > the limit

@@ -166,35 +166,46 @@ class Impacts:
 
     # -- saving (the writer) -------------------------------------------------------------------
 
-    def save(self, conn: sqlite3.Connection, execute_write: Any) -> bool:
-        """Build and save the postings when the index is large enough and the saved ones are
-        missing or far behind; then drop the log rows they include. ``execute_write(sql,
-        params)`` runs a statement in a write transaction. True when a file was written."""
+    def needs_save(self, conn: sqlite3.Connection) -> bool:
+        """Whether the writer should build and save the postings: the index is large enough
+        and the saved ones are missing, foreign, or more files behind than a patch takes.
+        Call with the connection's lock held."""
         with _reading(conn):
             chunks = int(conn.execute("SELECT count(*) FROM chunks").fetchone()[0])
             if chunks < FROM_ROWS:
                 return False
-            files = int(conn.execute("SELECT count(*) FROM files").fetchone()[0])
             saved = self._load()
-            if saved is not None and _current(conn, saved.header):
-                behind = conn.execute(
-                    "SELECT count(DISTINCT file_id) FROM keyword_log WHERE seq > ?",
-                    (int(saved.header["seq"]),),
-                ).fetchone()[0]
-                if int(behind) <= delta_limit(files):
-                    return False
-            seq = int(conn.execute("SELECT coalesce(max(seq), 0) FROM keyword_log").fetchone()[0])
-            header = {"log": _log_id(conn), "seq": seq, "files": files}
-            tables = {table: build(_read(conn, table, None), TF_TYPES[table]) for table in TABLES}
+            if saved is None or not _current(conn, saved.header):
+                return True
+            files = int(conn.execute("SELECT count(*) FROM files").fetchone()[0])
+            behind = conn.execute(
+                "SELECT count(DISTINCT file_id) FROM keyword_log WHERE seq > ?",
+                (int(saved.header["seq"]),),
+            ).fetchone()[0]
+            return int(behind) > delta_limit(files)
+
+    def save(self, reader: sqlite3.Connection) -> int:
+        """Build the postings from ``reader`` (a connection of its own, so the handle's
+        searches do not wait for the build) in one snapshot and save them; the log sequence
+        number they include, whose rows the caller then drops."""
+        with _reading(reader):
+            seq = int(reader.execute("SELECT coalesce(max(seq), 0) FROM keyword_log").fetchone()[0])
+            files = int(reader.execute("SELECT count(*) FROM files").fetchone()[0])
+            header = {"log": _log_id(reader), "seq": seq, "files": files}
+            tables = {table: build(_read(reader, table, None), TF_TYPES[table]) for table in TABLES}
         impact_file.save(self.path, tables, header)
         del tables
         _return_freed_memory()
-        execute_write("DELETE FROM keyword_log WHERE seq <= ?", (seq,))
-        execute_write(
+        return seq
+
+    def saved(self, conn: sqlite3.Connection, seq: int) -> None:
+        """Drop the log rows a save included (call with the connection's lock held, in a
+        write transaction)."""
+        conn.execute("DELETE FROM keyword_log WHERE seq <= ?", (seq,))
+        conn.execute(
             "INSERT OR REPLACE INTO meta(key, value) VALUES ('keyword_log_floor', ?)", (str(seq),)
         )
         self._token = None
-        return True
 
     def discard(self) -> None:
         """Forget the mapped file and what was built on it (the index is closing)."""

@@ -3,11 +3,13 @@
 ``chunks_fts`` holds one row per chunk (rowid = ``chunks.id``), ``docs_fts`` one per file
 (rowid = ``files.id``), each with the weighted fields of ``types.FTS_FIELDS``. Ranking is
 FTS5's BM25 with one weight per field. Filters are SQL conditions in the same statement as the
-MATCH, so they apply before the ``LIMIT`` and never starve a filtered query of results.
+MATCH, so they apply before the ``LIMIT`` and never starve a filtered query of results. Over
+large indexes the same BM25 is computed from saved postings instead (``impacts.py``).
 """
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -71,15 +73,21 @@ class SQLiteKeywordIndex(SQLiteCore):
         super().close()
 
     def _after_run(self) -> None:
-        """Save the keyword postings when they are missing or far behind (the writer)."""
+        """Save the keyword postings when they are missing or far behind (the writer). The
+        build reads through a connection of its own: searches on this handle go on meanwhile."""
         if self.readonly:
             return
         with self._lock:
-            self._impacts.save(self._conn, self._write)
-
-    def _write(self, sql: str, params: Sequence[Any]) -> None:
+            if not self._impacts.needs_save(self._conn):
+                return
+        reader = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True)
+        try:
+            reader.execute("PRAGMA busy_timeout = 10000")
+            seq = self._impacts.save(reader)
+        finally:
+            reader.close()
         with self.transaction():
-            self._conn.execute(sql, params)
+            self._impacts.saved(self._conn, seq)
 
     def keyword_search(
         self,
