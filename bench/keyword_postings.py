@@ -1,6 +1,7 @@
 """Keyword ranking from the saved postings against FTS5's, on the same index, paired per query.
 
     .venv/bin/python bench/keyword_postings.py [DATASET ...] [--work DIR]
+    .venv/bin/python bench/keyword_postings.py --build INDEX_DIR
 
 Each DATASET (default: ``../shared/data/scifact-dev`` and ``hugo-docs-kis``; any BEIR or vault
 folder ``noteseek eval`` reads, such as the set ``bench/dendron_known_item.py`` writes) is
@@ -10,6 +11,10 @@ postings switched off so FTS5 answers. Printed per dataset: nDCG@10 of each and 
 the share of queries whose top 10 is identical, and the mean milliseconds per query of each.
 Rankings differ only through phrases (words of one hyphenated or compound word, quoted
 phrases), whose count in a row the postings estimate (``store/sqlite/impact.py``).
+
+``--build INDEX_DIR``: build and save the postings of an existing index as its writer does at
+the end of a run (the saved file is replaced), and print the seconds, the file's size and the
+process's memory before, at its peak and after.
 """
 
 from __future__ import annotations
@@ -49,11 +54,39 @@ def ndcg(runs: dict[str, list[str]], qrels: dict[str, dict[str, int]]) -> float:
     return sum(scores) / max(1, len(scores))
 
 
+def build_only(index_dir: Path) -> None:
+    import resource
+    import sqlite3
+
+    import psutil
+
+    process = psutil.Process()
+    before = process.memory_info().rss
+    saver = Impacts(index_dir)
+    reader = sqlite3.connect(f"file:{index_dir / 'index.db'}?mode=ro", uri=True)
+    started = time.perf_counter()
+    try:
+        saver.save(reader)
+    finally:
+        reader.close()
+    seconds = time.perf_counter() - started
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    print(
+        f"built and saved in {seconds:.1f} s: {saver.path.stat().st_size / 2**20:.0f} MiB; "
+        f"RSS {before / 2**20:.0f} MB before, peak {peak / 2**20:.0f} MB, "
+        f"{process.memory_info().rss / 2**20:.0f} MB after"
+    )
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("datasets", nargs="*", type=Path)
     ap.add_argument("--work", type=Path, default=None)
+    ap.add_argument("--build", type=Path, default=None, help="build an index's postings only")
     args = ap.parse_args()
+    if args.build:
+        build_only(args.build)
+        return 0
     datasets = args.datasets or [DATA / "scifact-dev", DATA / "hugo-docs-kis"]
     work = args.work or Path(tempfile.mkdtemp(prefix="keyword-postings-"))
     impacts.FROM_ROWS = 0

@@ -229,3 +229,17 @@ def test_small_indexes_keep_to_fts5(tmp_path: Path) -> None:
         assert engine.search("aardvark", mode="keyword").hits
     finally:
         engine.close()
+
+
+def test_postings_saved_again_after_deletion_are_current(docs: tuple[Engine, Path]) -> None:
+    engine, _ = docs
+    saved = engine._state.index_dir / NAME
+    saved.unlink()  # the log was emptied by the first save: nothing changed since
+    engine.index()
+    assert saved.exists()
+    stamp = saved.stat().st_mtime_ns
+    store: Any = engine.store
+    query = parse_query("front matter", engine._state.analyzer())
+    assert store._postings("chunks", query, Filters()) is not None  # current, so searched
+    engine.index()
+    assert saved.stat().st_mtime_ns == stamp  # and not built again on every run

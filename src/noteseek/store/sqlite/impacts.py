@@ -189,7 +189,11 @@ class Impacts:
         searches do not wait for the build) in one snapshot and save them; the log sequence
         number they include, whose rows the caller then drops."""
         with _reading(reader):
-            seq = int(reader.execute("SELECT coalesce(max(seq), 0) FROM keyword_log").fetchone()[0])
+            # The log's counter, not its largest row: the rows up to the last save are gone.
+            row = reader.execute(
+                "SELECT seq FROM sqlite_sequence WHERE name = 'keyword_log'"
+            ).fetchone()
+            seq = int(row[0]) if row else 0
             files = int(reader.execute("SELECT count(*) FROM files").fetchone()[0])
             header = {"log": _log_id(reader), "seq": seq, "files": files}
             tables = {table: build(_read(reader, table, None), TF_TYPES[table]) for table in TABLES}
