@@ -97,9 +97,9 @@ class Impacts:
             self._parts = self._refresh(conn)
             self._token = token
             self._allowed.clear()
-            self.phrases.clear()
-            # New caches, not cleared ones: a search still scoring over the old parts puts
+            # New caches, not cleared ones: a search still at work on the old state puts
             # into the old caches only.
+            self.phrases = {}
             self._terms = {table: TermCache(TERM_POSTINGS_KEPT) for table in TABLES}
         if self._parts is None:
             return None
