@@ -12,7 +12,8 @@ the process's peak RSS. Queries: titles and descriptions of the corpus's pages d
 fixed seed (``bench/side_by_side.py: powershell_queries``), the first 20 to warm up, the next
 ``--queries`` timed. ``--fts5``: keyword search as before the saved postings (FTS5 answers every
 query), for a paired comparison on the same index. ``--profile N``: then the keyword queries
-once more under cProfile, and its top N functions by own time.
+once more under cProfile, and its top N functions by own time. After the first query the heap is
+settled as the servers settle theirs (``settle_heap``: ``gc.freeze``); ``--no-settle`` leaves it.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from noteseek.engine import open_engine
 from noteseek.operations import NO_LIMITS, Context, execute, parse
+from noteseek.operations.runtime import settle_heap
 from noteseek.store.sqlite.impacts import Impacts
 from side_by_side import powershell_queries
 
@@ -46,6 +48,9 @@ def main() -> int:
     ap.add_argument("--queries", type=int, default=500)
     ap.add_argument("--fts5", action="store_true", help="leave the saved postings unused")
     ap.add_argument("--profile", type=int, default=0, help="top functions of a keyword profile")
+    ap.add_argument(
+        "--no-settle", action="store_true", help="leave the heap as is (before: no gc.freeze)"
+    )
     args = ap.parse_args()
     queries = powershell_queries(args.corpus, args.queries + WARMUP)
     started = time.perf_counter()
@@ -58,6 +63,8 @@ def main() -> int:
         f"first hybrid query of a fresh process: {time.perf_counter() - started:.2f} s "
         f"(lanes {first.lanes})"
     )
+    if not args.no_settle:
+        settle_heap()  # as `noteseek mcp` and `serve` do once the index is open
     for q in queries[:WARMUP]:
         engine.search(q, top_k=10, mode="hybrid")
     timed = queries[WARMUP : WARMUP + args.queries]

@@ -20,7 +20,7 @@ from noteseek.engine import Engine
 from noteseek.search.keyword import NAMING_FIELDS, weights_of
 from noteseek.search.query import parse_query
 from noteseek.store.factory import open_reader
-from noteseek.store.sqlite import impacts
+from noteseek.store.sqlite import impact, impacts
 from noteseek.store.sqlite.impact_file import NAME
 from noteseek.store.sqlite.impacts import Impacts
 from noteseek.types import Clause, Filters, KeywordQuery
@@ -107,7 +107,14 @@ def compare(engine: Engine, texts: list[str], filters: Filters | None = None) ->
     return compared, differ
 
 
-def test_postings_rank_exactly_as_fts5_on_a_docs_tree(docs: tuple[Engine, Path]) -> None:
+@pytest.mark.parametrize("scoring", ["as sized", "all sparse", "all dense"])
+def test_postings_rank_exactly_as_fts5_on_a_docs_tree(
+    docs: tuple[Engine, Path], monkeypatch: pytest.MonkeyPatch, scoring: str
+) -> None:
+    """Scored over the rows the postings hold (few postings) or over whole-part arrays (many):
+    both must be FTS5's answer."""
+    if scoring != "as sized":
+        monkeypatch.setattr(impact, "SPARSE", 0 if scoring == "all sparse" else 10**9)
     engine, _ = docs
     assert (engine._state.index_dir / NAME).exists()
     compared, differ = compare(engine, queries())
@@ -158,6 +165,27 @@ def test_changes_after_the_save_are_searched_at_once(docs: tuple[Engine, Path]) 
     assert differ == 0 and compared >= 30
     hits = engine.search("zebrafish", top_k=3, mode="keyword").hits
     assert hits and hits[0].path.endswith(pages[0].name)
+
+
+def test_file_ids_read_from_the_postings_are_those_of_the_index(
+    docs: tuple[Engine, Path],
+) -> None:
+    """``chunk_files`` answers from the postings' rows: the same as the chunks table, after
+    changes too (changed rows from the second part, deleted ones from nowhere)."""
+    engine, tree = docs
+    store: Any = engine.store
+    before = [int(r[0]) for r in store._q("SELECT id FROM chunks")]
+    pages = sorted(tree.rglob("*.md"))
+    write(pages[0], "# Zebrafish\n\nThe zebrafish swims past the front matter.\n")
+    pages[1].unlink()
+    write(tree / "new-page.md", "# Quokka\n\nA quokka reads the front matter.\n")
+    engine.index()
+    now = {int(r[0]): int(r[1]) for r in store._q("SELECT id, file_id FROM chunks")}
+    asked = [*sorted(set(before) | set(now)), 10**9]
+    posted = store._posted_files(asked)
+    assert len(posted) == len(now) and set(posted) == set(now)  # none deleted, none missed
+    assert store.chunk_files(asked) == now
+    assert store.chunk_files(asked[::7]) == {r: now[r] for r in asked[::7] if r in now}
 
 
 def test_another_handle_searches_the_saved_postings(docs: tuple[Engine, Path]) -> None:

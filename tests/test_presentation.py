@@ -12,8 +12,10 @@ from typing import Any
 import pytest
 
 from noteseek.analysis import get_analyzer
+from noteseek.search import plain
 from noteseek.search.plain import display_text, plain_text
 from noteseek.search.snippet import matched_spans
+from tests.conftest import SHARED_DATA
 from tests.helpers import engine_for, project, write
 from tests.mcp_client import call, eventually, mcp_project, run, session
 
@@ -73,6 +75,57 @@ redis-cli config set maxmemory-policy allkeys-lru   # eviction here too
 )
 def test_plain_text(markdown: str, plain: str) -> None:
     assert plain_text(markdown) == plain
+
+
+TRICKY_LINES = [
+    "plain prose with **bold** and `code`",
+    "Title:: a property",
+    "_private:: value",
+    "9. ninth",
+    "2026 was a year",
+    "  # indented heading",
+    "    #### four spaces deep",
+    "  > quoted",
+    "  - bullet",
+    "+ plus bullet",
+    "*** ",
+    "=== ",
+    "___",
+    ":--|--:",
+    "| cell | cell |",
+    "name: value",
+    "Emoji 🙂 line",
+    "日本語の文",
+    "²superscript",
+    "٣ Arabic-Indic digit",
+    "\t\ttabbed prose",
+    "\u3000全角スペース",
+    "#+BEGIN_NOTE",
+    "- #+END_NOTE",
+    "  ",
+    "",
+    "-",
+    "word",
+]
+
+
+def _lines_of_shared_vaults(limit: int = 20_000) -> list[str]:
+    root = SHARED_DATA / "vaults"
+    lines: list[str] = []
+    for path in sorted(root.rglob("*.md")) if root.is_dir() else []:
+        lines.extend(path.read_text(encoding="utf-8", errors="replace").split("\n"))
+        if len(lines) >= limit:
+            break
+    return lines
+
+
+@pytest.mark.parametrize("properties", [False, True])
+def test_the_prose_fast_path_equals_every_line_rule(properties: bool) -> None:
+    """Lines that start like prose skip the line-level rules: the result must be what those
+    rules give (on tricky lines, the note above and, when present, the shared vaults)."""
+    lines = TRICKY_LINES + NOTE.split("\n") + _lines_of_shared_vaults()
+    for line in lines:
+        assert plain._plain_line(line, properties) == plain._line_constructs(line, properties), line
 
 
 def test_a_section_of_properties_only_shows_them(tmp_path: Path) -> None:
@@ -255,6 +308,32 @@ def test_grouped_results_still_fill_top_k_when_long_documents_hold_the_candidate
     assert sum(p.startswith("short") for p in paths) == 7
 
 
+def test_grouping_reads_no_whole_row_of_a_document_already_complete(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once a document has its result and its "also" sections, its further sections are
+    dropped by file id: their whole rows (text and all) are never read."""
+    engine = _long_and_short_notes(tmp_path)
+    expected = engine.search("zephyr", top_k=10, mode="keyword")
+    store = engine.store
+    read: list[int] = []
+    real = store.chunk_rows
+
+    def counting(rowids: Any) -> Any:
+        read.extend(rowids)
+        return real(rowids)
+
+    monkeypatch.setattr(store, "chunk_rows", counting)
+    response = engine.search("zephyr", top_k=10, mode="keyword")
+    assert [h.chunk_id for h in response.hits] == [h.chunk_id for h in expected.hits]
+    assert [h.also for h in response.hits] == [h.also for h in expected.hits]
+    assert response.hits[0].also  # the long notes list further sections
+    long_rows = [row.rowid for row in real(list(set(read))) if row.path.startswith("long")]
+    # Each long note: its result and three more sections, not its 30 sections.
+    assert len(long_rows) <= 3 * (1 + 3), len(long_rows)
+    assert response.lanes["keyword"] >= 90
+
+
 def test_widened_search_builds_snippets_only_for_the_results_it_returns(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -343,3 +422,37 @@ def test_highlights_are_found_as_word_by_word_analysis_finds_them() -> None:
             )
             checked += 1
     assert checked >= 15
+
+
+def _best_window_by_scanning(spans: list[Any], width: int, length: int) -> tuple[int, int]:
+    """snippet._best_window as it was first written: every window counted anew."""
+    best_key, best_i = (-1, -1), 0
+    for i, (a, _, _) in enumerate(spans):
+        distinct: set[str] = set()
+        count = 0
+        for _, end, term in spans[i:]:
+            if end - a > width:
+                break
+            distinct.add(term)
+            count += 1
+        if (len(distinct), count) > best_key:
+            best_key, best_i = (len(distinct), count), i
+    first = spans[best_i][0]
+    start = max(0, first - min(width // 4, first))
+    return start, min(length, start + width)
+
+
+def test_the_best_snippet_window_is_the_one_counting_every_window_finds() -> None:
+    import random
+
+    from noteseek.search.snippet import _best_window
+
+    rng = random.Random(7)
+    for _ in range(2000):
+        spans, at = [], rng.randrange(0, 50)
+        for _ in range(rng.randrange(1, 40)):
+            size = rng.choice([2, 5, 9, 300])  # a word longer than the window too
+            spans.append((at, at + size, rng.choice("abcde")))
+            at += size + rng.randrange(1, 120)
+        width = rng.choice([40, 220])
+        assert _best_window(spans, width, at) == _best_window_by_scanning(spans, width, at)

@@ -219,7 +219,7 @@ def run_stdio(load_config: Callable[[], LoadedConfig], *, watch: bool = True) ->
     process: the SDK's stdin reader is a thread blocked in read() that nothing can wake.
     ``load_config`` runs in the background too; if it fails, every tool call says why.
     """
-    runtime = Runtime(load_config, watch=watch, command="mcp")
+    runtime = Runtime(load_config, watch=watch, command="mcp", settle=True)
 
     def on_term(_signum: int, _frame: Any) -> None:
         log.info("SIGTERM: stopping")

@@ -137,7 +137,7 @@ def run_server(config: LoadedConfig, *, watch: bool = True) -> NoReturn:
             serve.max_connections,
         )
     sock = bind(serve.host, serve.port)
-    runtime = Runtime(lambda: config, watch=watch, command="serve")
+    runtime = Runtime(lambda: config, watch=watch, command="serve", settle=True)
     app = create_app(runtime, serve, build_server(runtime))
     server = uvicorn.Server(
         uvicorn.Config(

@@ -9,6 +9,7 @@ time on its engine.
 
 from __future__ import annotations
 
+import gc
 import logging
 import threading
 from collections.abc import Callable, Iterator, Mapping
@@ -67,6 +68,20 @@ def operation_errors() -> Iterator[None]:
         raise mapped from None
 
 
+def settle_heap() -> None:
+    """Keep the heap a process holds from its start out of the garbage collector's full passes.
+
+    A server holds tens of thousands of objects from its start (modules, settings, the opened
+    index) for as long as it runs, and each full collection walked them all: about 25 ms,
+    once every 30 or so searches (the slowest 5 % of top-100 keyword searches on the 14k-file
+    PowerShell docs). ``gc.freeze`` moves them to a generation the collector skips. An object
+    frozen and later left in a reference cycle is not reclaimed, so this is done once, when
+    the process has started.
+    """
+    gc.collect()
+    gc.freeze()
+
+
 class Runtime:
     """The index as the servers hold it: engine and live service, opened in the background."""
 
@@ -77,13 +92,16 @@ class Runtime:
         watch: bool = True,
         limits: Limits = AGENT_LIMITS,
         command: str | None = None,
+        settle: bool = False,
     ) -> None:
         """``command`` (``serve``, ``mcp``) is recorded with the writer role, so a one-shot
-        ``noteseek index`` beside it can say which process to ask."""
+        ``noteseek index`` beside it can say which process to ask. ``settle``: the process
+        is a server, whose heap is settled (:func:`settle_heap`) once the index is open."""
         self.load_config = load_config
         self.watch = watch
         self.command = command
         self.limits = limits
+        self.settle = settle
         self.context: Context | None = None
         self.error: str | None = None
         self._ready = threading.Event()
@@ -101,6 +119,8 @@ class Runtime:
             service = IndexService(config, watch=self.watch, command=self.command)
             self.context = Context(Engine(config), service, self.limits)
             service.start()
+            if self.settle:
+                settle_heap()
         except Exception as exc:
             log.error("cannot open the index: %s", exc)
             self.error = f"cannot open the index: {exc}"

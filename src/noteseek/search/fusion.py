@@ -27,8 +27,9 @@ weight by ``c`` instead.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass(slots=True)
@@ -128,10 +129,18 @@ def best_score(
 def rescore(items: list[Fused], best: float, order: Sequence[str]) -> list[Fused]:
     """Sort by fused value (ties: better rank in the first lanes) and set the [0, 1] score."""
 
-    def tiebreak(item: Fused) -> tuple[float, ...]:
-        return (-item.fused, *(item.ranks.get(lane, 1 << 30) for lane in order))
-
-    ranked = sorted(items, key=tiebreak)
+    far = 1 << 30
+    key: Callable[[Fused], tuple[Any, ...]]
+    # The key is built for every candidate (thousands in a widened pass): no generator.
+    if len(order) == 1:
+        (a,) = order
+        key = lambda item: (-item.fused, item.ranks.get(a, far))  # noqa: E731
+    elif len(order) == 2:
+        a, b = order
+        key = lambda item: (-item.fused, item.ranks.get(a, far), item.ranks.get(b, far))  # noqa: E731
+    else:
+        key = lambda item: (-item.fused, [item.ranks.get(lane, far) for lane in order])  # noqa: E731
+    ranked = sorted(items, key=key)
     for item in ranked:
         item.score = min(1.0, item.fused / best)
     return ranked

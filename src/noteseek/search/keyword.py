@@ -62,6 +62,11 @@ class KeywordMemo:
         self.files: dict[int, int] = {}
         """File id by chunk rowid, for every chunk the lane has looked up."""
 
+    def held(self) -> int:
+        """Candidates every query shape asked so far has fetched (0: none asked)."""
+        sizes = [size for size, _ in self._chunks.values()]
+        return min(sizes, default=0)
+
     def _fetch_size(self, limit: int) -> int:
         return max(limit, min(limit * self._ahead, self._cap or limit * self._ahead))
 

@@ -12,6 +12,7 @@ stages and the hits.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -54,6 +55,8 @@ class PipelineResult:
 
 WIDEN_MAX = 2000
 """Most candidates a lane fetches when grouping by document left fewer results than asked."""
+WIDEN_MARGIN = 1.25
+"""A widened pass asks for this much more than the documents found per candidate predict."""
 
 
 _EMBEDDING = ThreadPoolExecutor(max_workers=2, thread_name_prefix="noteseek-query-embed")
@@ -69,7 +72,7 @@ def run(request: SearchRequest, resources: SearchResources) -> PipelineResult:
 
     Grouping by document (``search.max_per_document``) keeps one result per document, so the
     lanes' ``search.candidates`` sections may hold fewer documents than ``k`` when a few long
-    documents match everywhere. Then the lanes fetch four times as many, up to
+    documents match everywhere. Then the lanes fetch more (:func:`wider`), up to
     :data:`WIDEN_MAX`, while a lane was cut at its limit (more may match): asking for ten
     results gives ten documents whenever ten match. The query is embedded once.
     """
@@ -80,16 +83,33 @@ def run(request: SearchRequest, resources: SearchResources) -> PipelineResult:
         resources = replace(resources, vectors=vectors)
     grouping = bool(settings.max_per_document)
     memo = keyword.KeywordMemo(resources.store, ahead=4 if grouping else 1, cap=WIDEN_MAX)
-    ranked = _run(request, resources, want, memo)
+    rows = CandidateRows(resources.store)  # rows read by a pass serve the next one
+    ranked = _run(request, resources, want, memo, rows)
     while (
         settings.max_per_document
         and ranked.shown < request.k
         and want < WIDEN_MAX
         and any(n >= want for lane, n in ranked.lanes.items() if lane != "graph")
     ):
-        want = min(want * 4, WIDEN_MAX)
-        ranked = _run(request, resources, want, memo)
+        want = wider(want, ranked.shown, request.k, memo.held())
+        ranked = _run(request, resources, want, memo, rows)
     return ranked.finish()
+
+
+def wider(want: int, shown: int, k: int, held: int = 0) -> int:
+    """Candidates for the next pass, when ``want`` of them gave ``shown`` < ``k`` results.
+
+    Documents found grow with the candidates, so ``k / shown`` times as many should find
+    ``k``. When the keyword lane already holds that many (it fetched ahead), the next pass
+    takes all it holds (they cost no new fetch); otherwise :data:`WIDEN_MARGIN` more than
+    predicted and at least twice as many (documents found can stall, as when the candidates
+    repeat one boilerplate section), at most :data:`WIDEN_MAX`. Before: four times as many
+    each pass, three passes (100, 400, 1,600) where 800 would have found enough.
+    """
+    predicted = want * k / max(shown, 1)
+    if predicted <= held:
+        return min(WIDEN_MAX, max(held, want + 1))
+    return min(WIDEN_MAX, max(math.ceil(predicted * WIDEN_MARGIN), 2 * want))
 
 
 @dataclass
@@ -104,10 +124,14 @@ class _Ranked:
 
 
 def _run(
-    request: SearchRequest, resources: SearchResources, want: int, memo: keyword.KeywordMemo
+    request: SearchRequest,
+    resources: SearchResources,
+    want: int,
+    memo: keyword.KeywordMemo,
+    rows: CandidateRows,
 ) -> _Ranked:
     """One pass of :func:`run` with ``want`` candidates per lane; ``memo`` keeps the keyword
-    index's answers for the next, wider pass."""
+    index's answers and ``rows`` the chunk rows read for the next, wider pass."""
     store, analyzer, settings = resources.store, resources.analyzer, resources.settings
     text, filters, k, mode = request.text, request.filters, request.k, request.mode
     vectors, concepts, graph = resources.vectors, resources.concepts, resources.graph
@@ -236,7 +260,6 @@ def _run(
             weights = {**weights, "graph": settings.graph_weight}
             fused = fuse()
         timings["graph_ms"] = _ms(started)
-    rows = CandidateRows(store)
     rows.know_files(memo.files)
     context = StageContext(request, resources, rows, lanes, weights)
     rows.full = any(s.full_rows and s.enabled(fused, context) for s in POST_FUSION)

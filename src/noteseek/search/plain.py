@@ -99,8 +99,21 @@ def display_text(target: str) -> str:
     return note or part
 
 
+_BLOCK_START = frozenset("#>-*+|:=_")
+"""Characters a line-level construct (heading, quote, bullet, rule, table rule, property,
+org block) starts with; digits too (ordered lists, properties)."""
+
+
 def _plain_line(line: str, properties: bool = False) -> str | None:
     """The line as plain text, or None when nothing of it is shown."""
+    first = line.lstrip()[:1]
+    if not first or (first not in _BLOCK_START and not first.isdigit() and "::" not in line):
+        return _inline(line)  # prose: no line-level construct can match
+    return _line_constructs(line, properties)
+
+
+def _line_constructs(line: str, properties: bool) -> str | None:
+    """:func:`_plain_line` with every line-level rule tried."""
     if _PROPERTY_RE.match(line):
         parts = _PROPERTY_PARTS_RE.match(line)
         if not properties or parts is None:

@@ -16,7 +16,6 @@ from noteseek.analysis import Analyzer
 from noteseek.search.plain import plain_text
 
 _SPACE_RE = re.compile(r"\s+")
-_WORD_CHARS_RE = re.compile(r"\w+")
 ELLIPSIS = "…"
 HIT_TABLES = 4
 HIT_TABLE_WORDS = 50_000
@@ -59,11 +58,7 @@ def matched_spans(
                 hits[word] = hit
         if not hits:
             return []
-        return [
-            (m.start(), m.end(), hits[w])
-            for m in _WORD_CHARS_RE.finditer(text)
-            if (w := m.group()) in hits
-        ]
+        return _occurrences(text, hits)
     spans: list[tuple[int, int, str]] = []
     last_end = -1
     for start, end, found in analyzer.word_spans(text):
@@ -79,6 +74,25 @@ def matched_spans(
         spans.append((start, end, hit))
         last_end = end
     return spans
+
+
+def _occurrences(text: str, hits: dict[str, str]) -> list[tuple[int, int, str]]:
+    """(start, end, term) of every whole-word occurrence of the ``hits`` words, in order: what
+    ``\\w+`` finds equal to one of them, by ``str.find`` (a few words in a long text)."""
+    found: list[tuple[int, int, str]] = []
+    size = len(text)
+    for word, term in hits.items():
+        n = len(word)
+        at = text.find(word)
+        while at >= 0:
+            end = at + n
+            before = text[at - 1] if at else " "
+            after = text[end] if end < size else " "
+            if not (before.isalnum() or before == "_" or after.isalnum() or after == "_"):
+                found.append((at, end, term))
+            at = text.find(word, end)
+    found.sort()
+    return found
 
 
 def make_snippet(
@@ -128,19 +142,27 @@ def make_snippet(
 
 
 def _best_window(spans: list[tuple[int, int, str]], width: int, length: int) -> tuple[int, int]:
-    """The window holding the most distinct matched terms (then the most matches)."""
+    """The window holding the most distinct matched terms (then the most matches), the first
+    such; windows start at a match and hold the matches that end within ``width`` of it."""
     best_key = (-1, -1)
     best_i = 0
+    counts: dict[str, int] = {}
+    j = 0  # spans[i:j] is the window starting at match i
     for i, (a, _, _) in enumerate(spans):
-        distinct: set[str] = set()
-        count = 0
-        for _, b_end, term in spans[i:]:
-            if b_end - a > width:
-                break
-            distinct.add(term)
-            count += 1
-        if (len(distinct), count) > best_key:
-            best_key, best_i = (len(distinct), count), i
+        if j < i:
+            j = i
+        while j < len(spans) and spans[j][1] - a <= width:
+            term = spans[j][2]
+            counts[term] = counts.get(term, 0) + 1
+            j += 1
+        key = (len(counts), j - i)
+        if key > best_key:
+            best_key, best_i = key, i
+        if j > i:  # the match at i leaves the window
+            term = spans[i][2]
+            counts[term] -= 1
+            if not counts[term]:
+                del counts[term]
     first = spans[best_i][0]
     # Some context before the first match, the rest after it.
     start = max(0, first - min(width // 4, first))

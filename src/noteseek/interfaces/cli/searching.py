@@ -26,6 +26,7 @@ from noteseek.interfaces.cli.common import (
     out,
 )
 from noteseek.operations import Context
+from noteseek.operations.runtime import settle_heap
 from noteseek.operations.search import index_line
 
 QuietOpt = Annotated[
@@ -281,6 +282,7 @@ def _batch(ctx: Context, name: str, text_field: str, path: Path, args: dict[str,
         lines = path.read_text(encoding="utf-8").splitlines()
     except OSError as exc:
         raise fail(f"cannot read {path}: {exc.strerror}", EXIT_USAGE) from None
+    settle_heap()  # a batch searches as a server does
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue

@@ -67,13 +67,28 @@ def diversify(
     step = max(k * 2, 50)
     for start in range(0, len(fused), step):
         window = fused[start : start + step]
-        by_id = rows.get(f.rowid for f in window)  # read window by window: k kept is enough
+        wanted = [f.rowid for f in window]
+        files: dict[int, int] = {}
+        if per_document:
+            # File ids (known from the lanes, or read alone) tell which sections cannot be
+            # kept nor listed: their whole rows are not read.
+            files = rows.file_ids(wanted)
+            wanted = _with_room(wanted, files, per_doc, first_of, also, per_document)
+        by_id = rows.get(wanted)  # read window by window: k kept is enough
         present = [f.rowid for f in window if f.rowid in by_id]
         vecs = vectors.vectors_for(present) if semantic and vectors is not None else {}
         for item in window:
             row = by_id.get(item.rowid)
             if row is None:
-                continue
+                file_id = files.get(item.rowid)
+                if file_id is None or _complete(file_id, per_doc, first_of, also, per_document):
+                    continue  # deleted since the lanes ran, or its document is complete
+                # Room was left by a duplicate dropped in this window: read it after all.
+                row = rows.get([item.rowid]).get(item.rowid)
+                if row is None:
+                    continue
+                if semantic and vectors is not None:
+                    vecs.update(vectors.vectors_for([item.rowid]))
             if settings.dedupe and row.content_hash in seen_text:
                 continue
             if per_document and per_doc.get(row.file_id, 0) >= per_document:
@@ -105,6 +120,58 @@ def diversify(
             out.append(item)
             if len(out) >= k:
                 return out
+    return out
+
+
+def _room(
+    file_id: int,
+    per_doc: dict[int, int],
+    first_of: dict[int, int],
+    also: dict[int, list[int]] | None,
+    per_document: int,
+) -> int:
+    """How many more sections of the file could be kept or listed under its result."""
+    room = per_document - per_doc.get(file_id, 0)
+    if also is not None:
+        first = first_of.get(file_id)
+        room += ALSO_MAX - (len(also.get(first, ())) if first is not None else 0)
+    return room
+
+
+def _complete(
+    file_id: int,
+    per_doc: dict[int, int],
+    first_of: dict[int, int],
+    also: dict[int, list[int]] | None,
+    per_document: int,
+) -> bool:
+    return _room(file_id, per_doc, first_of, also, per_document) <= 0
+
+
+def _with_room(
+    rowids: list[int],
+    files: dict[int, int],
+    per_doc: dict[int, int],
+    first_of: dict[int, int],
+    also: dict[int, list[int]] | None,
+    per_document: int,
+) -> list[int]:
+    """``rowids`` without the sections that come after their file's room is used up, as
+    if every section before them took a place (one dropped as a duplicate does not: then
+    :func:`diversify` reads the next one after all)."""
+    left: dict[int, int] = {}
+    out: list[int] = []
+    for rowid in rowids:
+        file_id = files.get(rowid)
+        if file_id is None:
+            out.append(rowid)
+            continue
+        room = left.get(file_id)
+        if room is None:
+            room = _room(file_id, per_doc, first_of, also, per_document)
+        if room > 0:
+            out.append(rowid)
+        left[file_id] = room - 1
     return out
 
 

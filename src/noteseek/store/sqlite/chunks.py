@@ -51,9 +51,13 @@ class SQLiteChunks(SQLiteCore):
         """Chunk rowid -> file id."""
         if not rowids:
             return {}
-        marks = ",".join("?" * len(rowids))
-        rows = self._q(f"SELECT id, file_id FROM chunks WHERE id IN ({marks})", rowids)
-        return {int(r[0]): int(r[1]) for r in rows}
+        found = self._posted_files(rowids)
+        missing = [r for r in rowids if r not in found] if found else list(rowids)
+        if missing:
+            marks = ",".join("?" * len(missing))
+            rows = self._q(f"SELECT id, file_id FROM chunks WHERE id IN ({marks})", missing)
+            found.update((int(r[0]), int(r[1])) for r in rows)
+        return found
 
     def chunk_modified(self, rowids: Sequence[int]) -> dict[int, float]:
         """Each chunk's document date (``files.modified``), by chunk rowid."""

@@ -209,6 +209,11 @@ class SQLiteCore:
             version = self._conn.execute("PRAGMA data_version").fetchone()[0]
             return int(version), self._writes
 
+    def _posted_files(self, rowids: Sequence[int]) -> dict[int, int]:
+        """Chunk rowid -> file id known without a query (the keyword postings' rows): some of
+        ``rowids``, or none."""
+        return {}
+
     def _q(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> list[Any]:
         with self._lock:
             return self._conn.execute(sql, params).fetchall()

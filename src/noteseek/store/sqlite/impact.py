@@ -347,25 +347,70 @@ def score(
                 held = [np.unique(np.concatenate(held))]
             if held:
                 (required_rows if required else optional_rows).append(held[0])
-        # One pass per sum, phrase after phrase: each row's score adds its phrases in
-        # FTS5's order.
+        excluded = [
+            _postings(parts, alt, list(range(FIELDS)), phrase_rows, ())[k][0]
+            for clause in query.excluded
+            for alt in clause.alternatives
+            if alt
+        ]
+        mask = allowed[k] if k < len(allowed) else None
+        shape = (n_required, has_optional)
+        picked, scores = _matches(size, rows_in, gains, required_rows, optional_rows, shape)
+        if excluded:
+            keep = ~np.isin(picked, np.concatenate(excluded))
+            picked, scores = picked[keep], scores[keep]
+        if mask is not None:
+            keep = mask[picked]
+            picked, scores = picked[keep], scores[keep]
+        out_rows.append(part.postings.rows[picked])
+        out_scores.append(scores)
+    return top(np.concatenate(out_rows), np.concatenate(out_scores), limit)
+
+
+SPARSE = 8
+"""Postings fewer than a part's rows / this are scored over the rows they hold, not over
+arrays as long as the part (of which most stay zero)."""
+
+
+def _matches(
+    size: int,
+    rows_in: list[npt.NDArray[np.int32]],
+    gains: list[Floats],
+    required_rows: list[npt.NDArray[np.int32]],
+    optional_rows: list[npt.NDArray[np.int32]],
+    shape: tuple[int, bool],
+) -> tuple[Ints, Floats]:
+    """The row numbers that match (every required clause and, when there are others, one of
+    them) in ascending order, and their scores: each row's gains summed one after another in
+    the order given (FTS5's phrase order), the same sums whichever way they are counted."""
+    n_required, has_optional = shape
+    held = sum(len(r) for r in rows_in)
+    if held * SPARSE >= size:
         total = _sums(rows_in, gains, size)
         match = np.ones(size, dtype=bool)
         if n_required:
             match = _counts(required_rows, size) == n_required
         if has_optional:
             match &= _counts(optional_rows, size) > 0
-        for clause in query.excluded:
-            for alt in clause.alternatives:
-                if alt:
-                    match[_postings(parts, alt, list(range(FIELDS)), phrase_rows, ())[k][0]] = False
-        mask = allowed[k] if k < len(allowed) else None
-        if mask is not None:
-            match &= mask
         picked = np.flatnonzero(match)
-        out_rows.append(part.postings.rows[picked])
-        out_scores.append(total[picked])
-    return top(np.concatenate(out_rows), np.concatenate(out_scores), limit)
+        return picked, total[picked]
+    if not held:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
+    rows, at = np.unique(np.concatenate(rows_in), return_inverse=True)
+    total = np.bincount(at, np.concatenate(gains), minlength=len(rows)).astype(np.float64)
+    match = np.ones(len(rows), dtype=bool)
+    if n_required:
+        match = _counts_of(rows, required_rows) == n_required
+    if has_optional:
+        match &= _counts_of(rows, optional_rows) > 0
+    return rows[match].astype(np.int64), total[match]
+
+
+def _counts_of(rows: npt.NDArray[np.int32], held: list[npt.NDArray[np.int32]]) -> Ints:
+    """How many of ``held`` (each with distinct rows, all among ``rows``) hold each row."""
+    if not held:
+        return np.zeros(len(rows), dtype=np.int64)
+    return np.bincount(np.searchsorted(rows, np.concatenate(held)), minlength=len(rows))
 
 
 Gains = list[tuple[npt.NDArray[np.int32], Floats]]
@@ -511,3 +556,19 @@ def top(rowids: Ints, scores: Floats, limit: int) -> list[tuple[int, float]]:
         rowids, scores = rowids[keep], scores[keep]
     order = np.lexsort((rowids, -scores))[:limit]
     return [(int(r), float(s)) for r, s in zip(rowids[order], scores[order], strict=True)]
+
+
+def files_of(parts: Sequence[Part], rowids: Sequence[int]) -> dict[int, int]:
+    """The file id of each of ``rowids`` that one of ``parts`` holds live, by rowid."""
+    want = np.asarray(rowids, dtype=np.int64)
+    out: dict[int, int] = {}
+    for part in parts:
+        rows = part.postings.rows
+        if not len(rows) or not len(want):
+            continue
+        at = np.minimum(np.searchsorted(rows, want), len(rows) - 1)
+        held = rows[at] == want
+        if part.alive is not None:
+            held &= part.alive[at]
+        out.update(zip(want[held].tolist(), part.postings.files[at[held]].tolist(), strict=True))
+    return out

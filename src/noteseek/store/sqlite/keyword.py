@@ -47,6 +47,12 @@ class SQLiteKeywordIndex(SQLiteCore):
         with self._lock:
             return self._impacts.parts(self._conn, self.change_token(), table, filters)
 
+    def _posted_files(self, rowids: Sequence[int]) -> dict[int, int]:
+        """Chunk rowid -> file id from the saved postings' rows, for those they hold."""
+        with self._lock:
+            found = self._impacts.parts(self._conn, self.change_token(), "chunks", Filters())
+        return {} if found is None else impact.files_of(found.parts, rowids)
+
     def _phrase_rows(self, table: str) -> impact.PhraseRows:
         """FTS5's rows for a phrase of several words, kept while the index stays as it is."""
         kept = self._impacts.phrases
