@@ -143,3 +143,45 @@ def test_index_refuses_beside_a_live_writer_and_runs_after_it(tmp_path: Path) ->
         watcher.wait(timeout=30)
     done = run_cli(["index", "--json"], folder, env)
     assert '"scanned": 36' in done.stdout
+
+
+def test_a_server_runtime_settles_its_heap_once_the_index_is_open(tmp_path: Path) -> None:
+    """``Runtime(settle=True)`` (mcp, serve) freezes the heap it started with and collects
+    its youngest generation less often; run in a child process (the test process's own
+    collector stays as it is)."""
+    folder = tmp_path / "project"
+    folder.mkdir()
+    vault = tmp_path / "vault"
+    shutil.copytree(EXAMPLE_VAULT, vault)
+    project(folder, {"vault": vault})
+    script = (
+        "import gc, sys\n"
+        "from pathlib import Path\n"
+        "from noteseek.engine import open_engine\n"
+        "from noteseek.operations import Runtime\n"
+        "folder = Path(sys.argv[1])\n"
+        "settle = sys.argv[2] == 'settle'\n"
+        "def load():\n"
+        "    engine = open_engine(folder)\n"
+        "    engine.close()\n"
+        "    return engine.config\n"
+        "runtime = Runtime(load, watch=False, settle=settle)\n"
+        "runtime.start()\n"
+        "runtime.call('index_status', {})\n"
+        "print(gc.get_freeze_count(), gc.get_threshold()[0])\n"
+        "runtime.shutdown()\n"
+    )
+    for mode in ("settle", "leave"):
+        proc = subprocess.run(
+            [sys.executable, "-c", script, str(folder), mode],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env={**os.environ, "NOTESEEK_EMBEDDING__ENABLED": "false"},
+        )
+        assert proc.returncode == 0, proc.stderr
+        frozen, young = map(int, proc.stdout.split())
+        if mode == "settle":
+            assert frozen > 10_000 and young == 10_000
+        else:
+            assert frozen == 0 and young == 700

@@ -334,6 +334,18 @@ def test_grouping_reads_no_whole_row_of_a_document_already_complete(
     assert response.lanes["keyword"] >= 90
 
 
+def test_a_widened_pass_asks_for_what_the_documents_found_predict() -> None:
+    from noteseek.search.pipeline import WIDEN_MAX, wider
+
+    assert wider(100, 50, 100, held=400) == 400  # 200 predicted, 400 already fetched: free
+    assert wider(400, 68, 100, held=400) == 800  # 588 predicted, 736 with the margin: doubled
+    assert wider(400, 40, 100, held=400) == 1250  # 1,000 predicted and a quarter more
+    assert wider(400, 20, 100, held=400) == WIDEN_MAX  # 2,500 asked: capped
+    assert wider(100, 20, 100, held=400) == 625  # 500 predicted, more than fetched
+    assert wider(100, 0, 100) == WIDEN_MAX  # nothing found yet: as far as allowed
+    assert wider(1500, 90, 100, held=2000) == 2000
+
+
 def test_widened_search_builds_snippets_only_for_the_results_it_returns(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any
 
 from noteseek.analysis import Analyzer
@@ -94,7 +95,9 @@ class KeywordMemo:
         if held is None or (held[0] < limit and len(held[1]) >= held[0]):
             size = self._fetch_size(limit)
             found = self._store.document_scores(query, filters, size, weights)
-            held = (size, sorted(found.items(), key=lambda x: (-x[1], x[0])))
+            ranked = sorted(found.items())  # by file id, then (stable) by score, best first
+            ranked.sort(key=itemgetter(1), reverse=True)
+            held = (size, ranked)
             self._docs[query] = held
         return dict(held[1][:limit])
 

@@ -66,7 +66,7 @@ def plain_text(text: str, *, properties: bool = False) -> str:
     out: list[str] = []
     fence: str | None = None
     for line in text.split("\n"):
-        opening = _FENCE_RE.match(line)
+        opening = _FENCE_RE.match(line) if "```" in line or "~~~" in line else None
         if fence is not None:
             if opening and opening.group(1)[0] == fence[0] and len(opening.group(1)) >= len(fence):
                 fence = None
@@ -106,7 +106,9 @@ org block) starts with; digits too (ordered lists, properties)."""
 
 def _plain_line(line: str, properties: bool = False) -> str | None:
     """The line as plain text, or None when nothing of it is shown."""
-    first = line.lstrip()[:1]
+    first = line[:1]
+    if first.isspace():
+        first = line.lstrip()[:1]
     if not first or (first not in _BLOCK_START and not first.isdigit() and "::" not in line):
         return _inline(line)  # prose: no line-level construct can match
     return _line_constructs(line, properties)

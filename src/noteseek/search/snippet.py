@@ -40,8 +40,10 @@ def matched_spans(
     """(start, end, term) of every word of ``text`` whose term the query asked for."""
 
     def wanted(found: tuple[str, ...]) -> str | None:
-        hit = (t for t in found if t in terms or any(t.startswith(p) for p in prefixes))
-        return next(hit, None)
+        for t in found:
+            if t in terms or (prefixes and t.startswith(tuple(prefixes))):
+                return t
+        return None
 
     words = analyzer.plain_words(text)
     if words is not None:

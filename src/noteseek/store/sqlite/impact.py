@@ -555,7 +555,7 @@ def top(rowids: Ints, scores: Floats, limit: int) -> list[tuple[int, float]]:
         keep = scores >= cut
         rowids, scores = rowids[keep], scores[keep]
     order = np.lexsort((rowids, -scores))[:limit]
-    return [(int(r), float(s)) for r, s in zip(rowids[order], scores[order], strict=True)]
+    return list(zip(rowids[order].tolist(), scores[order].tolist(), strict=True))
 
 
 def files_of(parts: Sequence[Part], rowids: Sequence[int]) -> dict[int, int]:
