@@ -213,7 +213,6 @@ class Analyzer:
 
     def word_spans(self, text: str) -> Iterator[tuple[int, int, tuple[str, ...]]]:
         """(start, end, terms) of each word of ``text`` (each CJK bigram), in order."""
-        cache = self._word_cache
         for m in _WORD_RE.finditer(text):
             cjk, word = m.group(1), m.group(2)
             start = m.start()
@@ -224,11 +223,7 @@ class Analyzer:
                     for i in range(len(cjk) - 1):
                         yield start + i, start + i + 2, (cjk[i : i + 2],)
                 continue
-            got = cache.get(word)
-            if got is None:
-                got = self._analyze_word(word)
-                if len(cache) < 500_000:
-                    cache[word] = got
+            got = self.word_terms(word)
             if got:
                 yield start, m.end(), got
 

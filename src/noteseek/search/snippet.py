@@ -39,9 +39,12 @@ def matched_spans(
 ) -> list[tuple[int, int, str]]:
     """(start, end, term) of every word of ``text`` whose term the query asked for."""
 
+    starts = tuple(prefixes)
+
     def wanted(found: tuple[str, ...]) -> str | None:
+        """The first of a word's terms the query asked for."""
         for t in found:
-            if t in terms or (prefixes and t.startswith(tuple(prefixes))):
+            if t in terms or (starts and t.startswith(starts)):
                 return t
         return None
 
@@ -64,7 +67,7 @@ def matched_spans(
     spans: list[tuple[int, int, str]] = []
     last_end = -1
     for start, end, found in analyzer.word_spans(text):
-        hit = next((t for t in found if t in terms or any(t.startswith(p) for p in prefixes)), None)
+        hit = wanted(found)
         if hit is None:
             continue
         if start < last_end:

@@ -62,8 +62,7 @@ def diversify(
     kept_grams: list[frozenset[int]] = []
     kept_mat: npt.NDArray[np.float32] | None = None  # the kept results' vectors, row by row
     kept_n = 0
-    per_doc: dict[int, int] = {}
-    first_of: dict[int, int] = {}  # file id -> the rowid of its best kept result
+    places = _Places(per_document, also)
     step = max(k * 2, 50)
     for start in range(0, len(fused), step):
         window = fused[start : start + step]
@@ -73,7 +72,7 @@ def diversify(
             # File ids (known from the lanes, or read alone) tell which sections cannot be
             # kept nor listed: their whole rows are not read.
             files = rows.file_ids(wanted)
-            wanted = _with_room(wanted, files, per_doc, first_of, also, per_document)
+            wanted = places.with_room(wanted, files)
         by_id = rows.get(wanted)  # read window by window: k kept is enough
         present = [f.rowid for f in window if f.rowid in by_id]
         vecs = vectors.vectors_for(present) if semantic and vectors is not None else {}
@@ -81,7 +80,7 @@ def diversify(
             row = by_id.get(item.rowid)
             if row is None:
                 file_id = files.get(item.rowid)
-                if file_id is None or _complete(file_id, per_doc, first_of, also, per_document):
+                if file_id is None or places.room(file_id) <= 0:
                     continue  # deleted since the lanes ran, or its document is complete
                 # Room was left by a duplicate dropped in this window: read it after all.
                 row = rows.get([item.rowid]).get(item.rowid)
@@ -91,11 +90,8 @@ def diversify(
                     vecs.update(vectors.vectors_for([item.rowid]))
             if settings.dedupe and row.content_hash in seen_text:
                 continue
-            if per_document and per_doc.get(row.file_id, 0) >= per_document:
-                if also is not None:
-                    listed = also.setdefault(first_of[row.file_id], [])
-                    if len(listed) < ALSO_MAX and row.content_hash not in seen_text:
-                        listed.append(item.rowid)
+            if per_document and places.full(row.file_id):
+                places.list_under(row.file_id, item.rowid, row.content_hash not in seen_text)
                 continue
             grams = shingles(row.text) if near else frozenset()
             if near and any(similar(grams, other, near) for other in kept_grams):
@@ -115,64 +111,65 @@ def diversify(
                     kept_mat = np.empty((k, vec.shape[0]), dtype=np.float32)
                 kept_mat[kept_n] = vec
                 kept_n += 1
-            per_doc[row.file_id] = per_doc.get(row.file_id, 0) + 1
-            first_of.setdefault(row.file_id, item.rowid)
+            places.keep(row.file_id, item.rowid)
             out.append(item)
             if len(out) >= k:
                 return out
     return out
 
 
-def _room(
-    file_id: int,
-    per_doc: dict[int, int],
-    first_of: dict[int, int],
-    also: dict[int, list[int]] | None,
-    per_document: int,
-) -> int:
-    """How many more sections of the file could be kept or listed under its result."""
-    room = per_document - per_doc.get(file_id, 0)
-    if also is not None:
-        first = first_of.get(file_id)
-        room += ALSO_MAX - (len(also.get(first, ())) if first is not None else 0)
-    return room
+class _Places:
+    """Each document's places in the results: its kept sections (at most ``per_document``)
+    and, under its best one, the further sections listed in ``also`` (at most ``ALSO_MAX``)."""
 
+    def __init__(self, per_document: int, also: dict[int, list[int]] | None) -> None:
+        self.per_document = per_document
+        self.also = also
+        self.kept: dict[int, int] = {}  # file id -> sections kept
+        self.first_of: dict[int, int] = {}  # file id -> the rowid of its best kept result
 
-def _complete(
-    file_id: int,
-    per_doc: dict[int, int],
-    first_of: dict[int, int],
-    also: dict[int, list[int]] | None,
-    per_document: int,
-) -> bool:
-    return _room(file_id, per_doc, first_of, also, per_document) <= 0
+    def full(self, file_id: int) -> bool:
+        """Whether the document has all the results it may have."""
+        return self.kept.get(file_id, 0) >= self.per_document
 
+    def keep(self, file_id: int, rowid: int) -> None:
+        self.kept[file_id] = self.kept.get(file_id, 0) + 1
+        self.first_of.setdefault(file_id, rowid)
 
-def _with_room(
-    rowids: list[int],
-    files: dict[int, int],
-    per_doc: dict[int, int],
-    first_of: dict[int, int],
-    also: dict[int, list[int]] | None,
-    per_document: int,
-) -> list[int]:
-    """``rowids`` without the sections that come after their file's room is used up, as
-    if every section before them took a place (one dropped as a duplicate does not: then
-    :func:`diversify` reads the next one after all)."""
-    left: dict[int, int] = {}
-    out: list[int] = []
-    for rowid in rowids:
-        file_id = files.get(rowid)
-        if file_id is None:
-            out.append(rowid)
-            continue
-        room = left.get(file_id)
-        if room is None:
-            room = _room(file_id, per_doc, first_of, also, per_document)
-        if room > 0:
-            out.append(rowid)
-        left[file_id] = room - 1
-    return out
+    def list_under(self, file_id: int, rowid: int, new_text: bool) -> None:
+        """List a section left out by the limit under its document's result (a section whose
+        text a kept result already shows is not listed)."""
+        if self.also is not None:
+            listed = self.also.setdefault(self.first_of[file_id], [])
+            if len(listed) < ALSO_MAX and new_text:
+                listed.append(rowid)
+
+    def room(self, file_id: int) -> int:
+        """How many more sections of the document could be kept or listed."""
+        room = self.per_document - self.kept.get(file_id, 0)
+        if self.also is not None:
+            first = self.first_of.get(file_id)
+            room += ALSO_MAX - (len(self.also.get(first, ())) if first is not None else 0)
+        return room
+
+    def with_room(self, rowids: list[int], files: dict[int, int]) -> list[int]:
+        """``rowids`` without the sections that come after their document's room is used up,
+        as if every section before them took a place (one dropped as a duplicate does not:
+        then :func:`diversify` reads the next one after all)."""
+        left: dict[int, int] = {}
+        out: list[int] = []
+        for rowid in rowids:
+            file_id = files.get(rowid)
+            if file_id is None:
+                out.append(rowid)
+                continue
+            room = left.get(file_id)
+            if room is None:
+                room = self.room(file_id)
+            if room > 0:
+                out.append(rowid)
+            left[file_id] = room - 1
+        return out
 
 
 class Diversify:

@@ -322,6 +322,12 @@ def score(
                 if terms is not None:
                     terms.put(key, got)
             found.append(got)
+    excluded_postings = [  # per excluded word or phrase, per part: its postings
+        _postings(parts, alt, list(range(FIELDS)), phrase_rows, ())
+        for clause in query.excluded
+        for alt in clause.alternatives
+        if alt
+    ]
     n_required = sum(1 for _, required in ordered if required)
     has_optional = n_required < len(ordered)
     out_rows: list[Ints] = []
@@ -347,12 +353,7 @@ def score(
                 held = [np.unique(np.concatenate(held))]
             if held:
                 (required_rows if required else optional_rows).append(held[0])
-        excluded = [
-            _postings(parts, alt, list(range(FIELDS)), phrase_rows, ())[k][0]
-            for clause in query.excluded
-            for alt in clause.alternatives
-            if alt
-        ]
+        excluded = [per_part[k][0] for per_part in excluded_postings]
         mask = allowed[k] if k < len(allowed) else None
         shape = (n_required, has_optional)
         picked, scores = _matches(size, rows_in, gains, required_rows, optional_rows, shape)
@@ -478,13 +479,14 @@ def _counts(rows: list[npt.NDArray[np.int32]], size: int) -> Ints:
 
 def count(parts: Sequence[Part], clause: Clause, phrase_rows: PhraseRows) -> int:
     """The live rows holding any alternative of ``clause``."""
+    per_alt = [
+        _postings(parts, alt, list(range(FIELDS)), phrase_rows, ())
+        for alt in clause.alternatives
+        if alt
+    ]
     total = 0
     for k in range(len(parts)):
-        held = [
-            _postings(parts, alt, list(range(FIELDS)), phrase_rows, ())[k][0]
-            for alt in clause.alternatives
-            if alt
-        ]
+        held = [per_part[k][0] for per_part in per_alt]
         total += len(np.unique(np.concatenate(held))) if len(held) > 1 else sum(map(len, held))
     return total
 
