@@ -14,12 +14,14 @@ fixed seed (``bench/side_by_side.py: powershell_queries``), the first 20 to warm
 query), for a paired comparison on the same index. ``--profile N``: then the keyword queries
 once more under cProfile, and its top N functions by own time. After the first query the heap is
 settled as the servers settle theirs (``settle_heap``: ``gc.freeze``); ``--no-settle`` leaves it.
+The garbage collections that ran during the top-100 queries are counted and timed.
 """
 
 from __future__ import annotations
 
 import argparse
 import cProfile
+import gc
 import json
 import pstats
 import resource
@@ -39,6 +41,29 @@ from noteseek.store.sqlite.impacts import Impacts
 from side_by_side import powershell_queries
 
 WARMUP = 20
+
+
+class CollectorTimes:
+    """A ``gc.callbacks`` entry: how many collections of each generation ran, and how long."""
+
+    def __init__(self) -> None:
+        self.started = 0.0
+        self.ms: dict[int, list[float]] = {0: [], 1: [], 2: []}
+
+    def __call__(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self.started = time.perf_counter()
+        else:
+            self.ms[info["generation"]].append((time.perf_counter() - self.started) * 1000)
+
+    def summary(self) -> str:
+        return (
+            "; ".join(
+                f"generation {g}: {len(v)} taking {sum(v):.0f} ms (longest {max(v, default=0):.1f})"
+                for g, v in self.ms.items()
+            )
+            + f"; frozen objects {gc.get_freeze_count()}"
+        )
 
 
 def main() -> int:
@@ -77,6 +102,8 @@ def main() -> int:
         p50, p95 = np.percentile(ms, 50), np.percentile(ms, 95)
         print(f"{mode} top 10: p50 {p50:.1f} ms, p95 {p95:.1f} ms ({len(ms)} queries)")
     context = Context(engine, None, NO_LIMITS)
+    collections = CollectorTimes()
+    gc.callbacks.append(collections)
     ms = []
     for q in timed:
         t = time.perf_counter()
@@ -85,6 +112,8 @@ def main() -> int:
         ms.append((time.perf_counter() - t) * 1000)
     p50, p95 = np.percentile(ms, 50), np.percentile(ms, 95)
     print(f"keyword top 100 as JSON: p50 {p50:.1f} ms, p95 {p95:.1f} ms ({len(ms)} queries)")
+    gc.callbacks.remove(collections)
+    print(f"garbage collections during them: {collections.summary()}")
     if args.profile:
         profile = cProfile.Profile()
         profile.enable()

@@ -82,7 +82,9 @@ def settle_heap() -> None:
     frozen and later left in a reference cycle is not reclaimed, so this is done once, when
     the process has started. A search then allocates tens of thousands of objects that
     reference counting frees, so the youngest generation is collected every
-    :data:`YOUNG_OBJECTS` allocations instead of every 700 (4 % of a search's time).
+    :data:`YOUNG_OBJECTS` allocations instead of every 700. Measured over 500 top-100 searches
+    (``bench/powershell_latency.py``, ``--no-settle`` for before): 17 full collections taking
+    436 ms and young ones 131 ms before; none and 43 ms settled.
     """
     gc.collect()
     gc.freeze()
