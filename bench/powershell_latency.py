@@ -14,7 +14,8 @@ fixed seed (``bench/side_by_side.py: powershell_queries``), the first 20 to warm
 query), for a paired comparison on the same index. ``--profile N``: then the keyword queries
 once more under cProfile, and its top N functions by own time. After the first query the heap is
 settled as the servers settle theirs (``settle_heap``: ``gc.freeze``); ``--no-settle`` leaves it.
-The garbage collections that ran during the top-100 queries are counted and timed.
+The garbage collections that ran during the top-100 queries are counted and timed, and then
+(untimed) how many pipeline passes each top-100 query took.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from noteseek.engine import open_engine
 from noteseek.operations import NO_LIMITS, Context, execute, parse
 from noteseek.operations.runtime import settle_heap
+from noteseek.search import pipeline
 from noteseek.store.sqlite.impacts import Impacts
 from side_by_side import powershell_queries
 
@@ -64,6 +66,29 @@ class CollectorTimes:
             )
             + f"; frozen objects {gc.get_freeze_count()}"
         )
+
+
+def passes(context: Context, queries: list[str]) -> dict[int, int]:
+    """How many queries ran the pipeline once, twice, ... (untimed: the pass is counted by
+    wrapping ``pipeline._run``)."""
+    counted = [0]
+    real = pipeline._run
+
+    def counting(*args: Any) -> Any:
+        counted[0] += 1
+        return real(*args)
+
+    pipeline._run = counting  # type: ignore[assignment]
+    try:
+        out: dict[int, int] = {}
+        for q in queries:
+            counted[0] = 0
+            op, params = parse("query_documents", {"query": q, "top_n": 100, "mode": "keyword"})
+            execute(op, context, params)
+            out[counted[0]] = out.get(counted[0], 0) + 1
+    finally:
+        pipeline._run = real  # type: ignore[assignment]
+    return dict(sorted(out.items()))
 
 
 def main() -> int:
@@ -114,6 +139,7 @@ def main() -> int:
     print(f"keyword top 100 as JSON: p50 {p50:.1f} ms, p95 {p95:.1f} ms ({len(ms)} queries)")
     gc.callbacks.remove(collections)
     print(f"garbage collections during them: {collections.summary()}")
+    print(f"passes per top-100 query (grouping widens): {passes(context, timed)}")
     if args.profile:
         profile = cProfile.Profile()
         profile.enable()
