@@ -245,7 +245,7 @@ def test_shared_vectors_are_the_first_copy_s_and_bounded() -> None:
 
 def test_memory_roots_are_never_merged() -> None:
     from noteseek.analysis import get_analyzer
-    from noteseek.indexing.prepare import PrepareSettings, prepare_file
+    from noteseek.indexing.prepare import PrepareSettings, RootRules, prepare_file
     from noteseek.parse import default_registry
     from noteseek.sources.base import FoundFile
 
@@ -254,7 +254,7 @@ def test_memory_roots_are_never_merged() -> None:
     for root in ("docs", "mem"):
         found = FoundFile(root, "Get-Thing.md", "", 1, len(data))
         settings = PrepareSettings(
-            "english", True, 900, 1_000_000, merge_below=300, memory_roots=frozenset({"mem"})
+            "english", True, 900, 1_000_000, merge_below=300, rules={"mem": RootRules(300, 0)}
         )
         outcome = prepare_file(
             found,

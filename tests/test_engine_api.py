@@ -40,12 +40,14 @@ METHODS = {
     "refresh": "()",
     "roots": "()",
     "kinds": "()",
+    "naming_roots": "()",
     "source": "(name, stored=None)",
     "search": (
         "(query, *, top_k=None, paths=(), tags=(), roots=(), after=None, before=None, "
         "where=(), mode=None, explain=False, with_text=False, snippets=True, "
         "exclude_paths=(), min_score=0.0, compressed=False, similarity_threshold=0.85, "
-        "hypothesis=False, expand_chars=0, source='docs', doc_ids=None, authors=(), changed=())"
+        "hypothesis=False, expand_chars=None, source='docs', doc_ids=None, authors=(), "
+        "changed=())"
     ),
     "memory_roots": "()",
     "memory_root": "()",
@@ -54,7 +56,7 @@ METHODS = {
     "memory_selection": "(*, type=None, status=None, created_after=None, created_before=None)",
     "memory_links": "(target)",
     "flush_memories": (
-        "(folder, *, doc_ids=None, tags=(), max_chars=None, dry_run=False, archive=False)"
+        "(root=None, *, doc_ids=None, tags=(), max_chars=None, dry_run=False, archive=False)"
     ),
     "search_with_hypothesis": "(hypothesis, top_k=None, **filters)",
     "search_commits": (
@@ -74,7 +76,7 @@ def test_the_facade_keeps_every_method_and_signature(tmp_path: Path) -> None:
     write(tmp_path / "notes" / "a.md", "# A\n\nalpha\n")
     with engine_for(project(tmp_path, {"notes": tmp_path / "notes"})) as engine:
         public = {n for n in dir(Engine) if not n.startswith("_")}
-        assert public == {*METHODS, "store", "index_exists", "model_id"}
+        assert public == {*METHODS, "store", "index_exists", "model_id", "memories"}
         for name, signature in METHODS.items():
             method = getattr(engine, name)
             assert callable(method), name

@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from noteseek.sources import git_cli
-from noteseek.sources.git_log import Commit, DiffBounds, FileChange, read_commits
-from noteseek.sources.git_render import render_commit
+from noteseek.sources.git import cli as git_cli
+from noteseek.sources.git.log import Commit, DiffBounds, FileChange, read_commits
+from noteseek.sources.git.render import render_commit
 from tests.git_repos import Repo, git, loose_object
 
 

@@ -10,10 +10,11 @@ from pathlib import Path
 import pytest
 
 from noteseek.config import IndexSettings, RootConfig
-from noteseek.sources import git_cli
 from noteseek.sources.base import ReadError, SourceContext
-from noteseek.sources.git import GIT_KIND, GitSource, find_repositories
-from noteseek.sources.git_log import Commit
+from noteseek.sources.git import GIT_KIND
+from noteseek.sources.git import cli as git_cli
+from noteseek.sources.git.log import Commit
+from noteseek.sources.git.source import GitSource, find_repositories
 from noteseek.sources.registry import open_source
 from tests.git_repos import Repo, git
 
@@ -70,7 +71,7 @@ def test_a_scan_where_no_ref_moved_lists_nothing_again(
         calls.append(path)
         return real(path)
 
-    monkeypatch.setattr("noteseek.sources.git.reachable", counted)
+    monkeypatch.setattr("noteseek.sources.git.source.reachable", counted)
     first = scanned(src)
     assert scanned(src) == first and len(calls) == 1
     repo.commit("two", {"a.md": "2\n"})

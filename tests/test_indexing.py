@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from noteseek.indexing import indexer as indexer_module
+from noteseek.indexing import outcomes as outcomes_module
 from noteseek.indexing import pool as pool_module
 from tests.helpers import engine_for, paths, project, write
 
@@ -36,7 +37,7 @@ def test_second_run_reads_nothing(
         def boom(*args: object, **kwargs: object) -> None:
             raise AssertionError("an unchanged file was read")
 
-        monkeypatch.setattr(indexer_module, "prepare_file", boom)
+        monkeypatch.setattr(outcomes_module, "prepare_file", boom)
         report = engine.index()
         assert report.unchanged == 36
         assert report.added == report.updated == report.removed == 0
@@ -184,7 +185,7 @@ def test_parser_processes_start_clean_from_a_process_with_threads(tmp_path: Path
     import threading
 
     notes = tmp_path / "notes"
-    count = indexer_module.PARALLEL_MIN_FILES + 10
+    count = outcomes_module.PARALLEL_MIN_FILES + 10
     for i in range(count):
         write(notes / f"n{i}.md", f"# Note {i}\n\nThe walrus number {i}.\n")
     stop = threading.Event()

@@ -15,9 +15,9 @@ import filelock
 import pytest
 import yaml
 
-from noteseek.sources import memory_folder as mf_module
-from noteseek.sources.memory_folder import MemoryFolder
-from noteseek.sources.memory_format import (
+from noteseek.sources.memory import folder as mf_module
+from noteseek.sources.memory.folder import MemoryFolder
+from noteseek.sources.memory.format import (
     DAILY_DIR,
     LONG_TERM,
     MEMORY_STATUSES,

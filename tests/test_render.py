@@ -6,8 +6,8 @@ from html.parser import HTMLParser
 
 import pytest
 
-from noteseek.interfaces.web import render
-from noteseek.interfaces.web.render import (
+from noteseek.parse import html as render
+from noteseek.parse.html import (
     doc_href,
     render_markdown,
     render_plain,

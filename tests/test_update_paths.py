@@ -11,8 +11,8 @@ import pytest
 
 from noteseek.config import ConfigError
 from noteseek.engine import Engine
-from noteseek.indexing import indexer as indexer_module
-from noteseek.sources import files as files_module
+from noteseek.indexing import outcomes as outcomes_module
+from noteseek.sources import folder as files_module
 from noteseek.sources.walk import ScanRules, scan_paths, scan_root
 from tests.helpers import engine_for, paths, project, write
 
@@ -250,7 +250,7 @@ def test_an_unchanged_path_is_counted_unchanged_and_not_read(
         def boom(*args: object, **kwargs: object) -> None:
             raise AssertionError("an unchanged file was read")
 
-        monkeypatch.setattr(indexer_module, "prepare_file", boom)
+        monkeypatch.setattr(outcomes_module, "prepare_file", boom)
         no_full_scan(monkeypatch)
         report = engine.update_paths("n", ["a.md", "sub/c.md", "a.md"])
         assert counts(report) == {"scanned": 2, "unchanged": 2}

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from noteseek.engine import open_engine
-from noteseek.engine.live import IndexService, NotWriter, WriterBusy, writer_role
+from noteseek.engine.live import IndexService
+from noteseek.engine.writer import NotWriter, WriterBusy, writer_role
 from noteseek.indexing.lock import INFO_FILE, WriterLock, read_writer_info
 from tests.helpers import project, write, writer_elsewhere
 

@@ -34,7 +34,7 @@ CHILD = textwrap.dedent(
     import json, resource, sys, time
     from pathlib import Path
 
-    import noteseek.indexing.indexer as indexer
+    import noteseek.indexing.outcomes as indexer
     from noteseek.engine import open_engine
 
     base_dir, big_name, needle = Path(sys.argv[1]), sys.argv[2], sys.argv[3]

@@ -26,7 +26,7 @@ from noteseek.operations.context import Context
 from noteseek.operations.params import NoParams
 from noteseek.sources import base
 from noteseek.sources.base import ReadError
-from noteseek.sources.files import read_regular
+from noteseek.sources.folder import read_regular
 from noteseek.sources.registry import register_source, unregister_source
 from tests.helpers import engine_for, project, run_cli, write
 from tests.mcp_client import call, eventually, mcp_project, run, session

@@ -23,7 +23,7 @@ import functools
 import types
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Concatenate, Generic, ParamSpec, Self, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, Self, TypeVar, overload
 
 from noteseek.config import LoadedConfig, load_settings
 from noteseek.engine.commits import Commits
@@ -36,6 +36,9 @@ from noteseek.engine.searching import Searching
 from noteseek.engine.state import IndexState
 from noteseek.engine.status import status
 from noteseek.store.base import Store
+
+if TYPE_CHECKING:
+    from noteseek.engine.live import IndexService
 
 __all__ = ["Ambiguous", "Engine", "GetResult", "NotFound", "SearchResponse", "open_engine"]
 
@@ -77,7 +80,10 @@ class Engine:
         self._indexing = Indexing(self._state)
         self._searching = Searching(self._state)
         self._reading = Reading(self._state)
-        self._memories = Memories(self._state, self._reading)
+        self.live: IndexService | None = None
+        """This process's live index (writer role, watcher), when it runs one: memory writes
+        hand their paths to it (``engine/handoff.py``)."""
+        self._memories = Memories(self._state, self._reading, lambda: self, lambda: self.live)
         self._commits = Commits(self._state, self._searching)
 
     # -- the opened index (state.py) -------------------------------------------------------
@@ -101,6 +107,7 @@ class Engine:
     refresh = _Delegate("_state", IndexState.refresh)
     roots = _Delegate("_state", IndexState.roots)
     kinds = _Delegate("_state", IndexState.kinds)
+    naming_roots = _Delegate("_state", IndexState.naming_roots)
     source = _Delegate("_state", IndexState.source)
     embedder = _Delegate("_state", IndexState.embedder)
     embedding_progress = _Delegate("_state", IndexState.embedding_progress)
@@ -141,6 +148,11 @@ class Engine:
     links = _Delegate("_reading", Reading.links)
 
     # -- memory (memory.py) ----------------------------------------------------------------
+
+    @property
+    def memories(self) -> Memories:
+        """The memory folder: ``create``, ``append``, ``update``, ``delete``, ``restore``."""
+        return self._memories
 
     memory_roots = _Delegate("_memories", Memories.memory_roots)
     memory_root = _Delegate("_memories", Memories.memory_root)

@@ -26,7 +26,7 @@ from noteseek.search.filters import FilterError
 from noteseek.search.query import parse_query
 from noteseek.search.snippet import make_snippet
 from noteseek.sources.git import GIT_KIND
-from noteseek.sources.git_roots import enclosing_repository
+from noteseek.sources.git.roots import enclosing_repository
 from noteseek.store.base import FileRow
 from noteseek.types import Hit
 

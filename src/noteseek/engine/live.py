@@ -18,9 +18,9 @@ rebuilt from the files before anything else; the idle writer looks for that ever
 ``DAMAGE_POLL`` seconds.
 
 A one-shot command that writes (``noteseek index``, ``noteseek rebuild``) takes the same role
-for its duration with :func:`writer_role`, or is refused with :class:`WriterBusy`, which names
-the live writer and how to ask it instead; a live service started meanwhile is a reader until
-the command exits, then takes over.
+for its duration (``engine/writer.py``); a live service started meanwhile is a reader until the
+command exits, then takes over. Writes other processes could not index themselves (memories)
+wait in the index folder's journal (``indexing/pending.py``), which the writer takes first.
 """
 
 from __future__ import annotations
@@ -30,12 +30,11 @@ import dataclasses
 import itertools
 import logging
 import os
-import socket
 import sys
 import threading
 import time
 from collections import OrderedDict, deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -43,25 +42,24 @@ from typing import Any, Literal
 from noteseek.config import LoadedConfig
 from noteseek.embed.base import EmbeddingError
 from noteseek.engine import Engine
+from noteseek.engine.writer import (
+    NotWriter,
+    command_from_argv,
+    try_acquire_role,
+)
+from noteseek.indexing import pending
 from noteseek.indexing.indexer import IndexReport
 from noteseek.indexing.lock import WriterLock, read_writer_info
 from noteseek.indexing.watcher import Batch, Watcher
 from noteseek.priority import yield_cpu
-from noteseek.sources.memory import MEMORY_KIND
+from noteseek.sources.registry import spec_of
 from noteseek.store.base import StoreError
-from noteseek.store.folder import folder_error
 
 log = logging.getLogger(__name__)
 
 Role = Literal["starting", "writer", "reader", "stopped"]
 JobState = Literal["queued", "running", "done", "failed"]
 KEEP_JOBS = 50
-LIVE_COMMANDS = ("serve", "mcp", "watch")
-"""The commands that run a live index (and so hold the writer role for as long as they run)."""
-HOLDER_WAIT = 1.0
-"""Seconds a refused writer waits to learn who holds the role: the holder writes
-``writer.json`` just after it takes the lock, so for a moment the file may be missing or
-still name the previous, dead holder."""
 DAMAGE_POLL = 2.0
 """Seconds between the idle writer's looks for a damage record (a stat of one file)."""
 DAMAGE_RETRY = 60.0
@@ -69,89 +67,6 @@ DAMAGE_RETRY = 60.0
 UNAVAILABLE_RETRY = 5.0
 """Seconds before work is retried on an index that could not be reached or opened (a Milvus
 server down, a Milvus Lite file another process holds, a SQLite file locked too long)."""
-
-
-class NotWriter(RuntimeError):
-    """Raised for a write request in a process that does not hold the writer role."""
-
-
-class WriterBusy(NotWriter):
-    """Another process holds the writer role; ``pid`` and ``command`` say which, if known."""
-
-    def __init__(self, pid: int | None, command: str | None) -> None:
-        self.pid = pid
-        self.command = command
-        super().__init__(_busy_message(pid, command))
-
-
-def _busy_message(pid: int | None, command: str | None) -> str:
-    who = f"noteseek {command}" if command else "another process"
-    if pid is not None:
-        who += f" (pid {pid})"
-    if command in ("index", "rebuild", "migrate"):
-        return f"{who} is writing this index; wait for it to finish, then try again"
-    if command == "watch":
-        return (
-            f"{who} is the writer of this index and keeps it fresh, indexing every change; "
-            "stop it first"
-        )
-    ask = "MCP tool reindex" if command == "mcp" else "MCP tool reindex, POST /reindex"
-    return (
-        f"{who} is the writer of this index and keeps it fresh; ask it to re-index ({ask}) "
-        "or stop it first"
-    )
-
-
-@contextlib.contextmanager
-def writer_role(index_dir: Path, command: str) -> Iterator[WriterLock]:
-    """Hold the writer role of the index in ``index_dir`` while the block runs.
-
-    For one-shot commands that write (``index``, ``rebuild``): raises :class:`WriterBusy` when
-    another process holds the role, without waiting for it (only up to ``HOLDER_WAIT`` to learn
-    who it is). Released when the block exits, and by the kernel if the process dies.
-    """
-    lock = WriterLock(index_dir)
-    deadline = time.monotonic() + HOLDER_WAIT
-    while not _try_acquire(lock, index_dir, command):
-        holder = _live_holder(index_dir)
-        if holder is not None or time.monotonic() >= deadline:
-            info = holder or {}
-            raise WriterBusy(info.get("pid"), info.get("command"))
-        time.sleep(0.05)  # the holder is writing writer.json, or has just exited
-    try:
-        yield lock
-    finally:
-        lock.release()
-
-
-def _try_acquire(lock: WriterLock, index_dir: Path, command: str | None) -> bool:
-    """Take the role; a folder that cannot be created or written raises a store error that
-    says which folder and what to do."""
-    try:
-        return lock.try_acquire(command)
-    except OSError as exc:
-        raise folder_error(index_dir, exc) from None
-
-
-def _live_holder(index_dir: Path) -> dict[str, Any] | None:
-    """``writer.json`` if it names a process that is running (or one on another host)."""
-    info = read_writer_info(index_dir)
-    if info is None or not isinstance(info.get("pid"), int):
-        return None
-    if info.get("host") != socket.gethostname():
-        return info  # a process on another machine: no way to check, believe the file
-    try:
-        os.kill(info["pid"], 0)
-    except ProcessLookupError:
-        return None
-    except OSError:  # it exists, but belongs to someone else
-        pass
-    return info
-
-
-def _command_from_argv(argv: Sequence[str]) -> str | None:
-    """The live command this process runs (``noteseek serve`` ...), when the caller did not say."""
-    return next((arg for arg in argv[1:] if arg in LIVE_COMMANDS), None)
 
 
 @dataclass
@@ -183,7 +98,7 @@ class IndexService:
         self.settings = config.settings
         self.index_dir = config.index_dir
         self.watch_enabled = watch
-        self.command = command or _command_from_argv(sys.argv)
+        self.command = command or command_from_argv(sys.argv)
         self.role: Role = "starting"
         self.lock = WriterLock(self.index_dir)
         self.watcher: Watcher | None = None
@@ -208,7 +123,7 @@ class IndexService:
         """Take the writer role if free (and start working), else become a reader (for good
         in a folder this process cannot write: a read-only index is still searched)."""
         try:
-            acquired = _try_acquire(self.lock, self.index_dir, self.command)
+            acquired = try_acquire_role(self.lock, self.index_dir, self.command)
         except StoreError as exc:
             self.role, self.last_error = "reader", str(exc)
             log.warning("%s", exc)
@@ -261,6 +176,10 @@ class IndexService:
                 return
 
     # -- requests --------------------------------------------------------------------------
+
+    def take_pending(self) -> None:
+        """As the writer: queue the writes waiting in the journal (``engine/handoff.py``)."""
+        self.paths_changed(pending.take(self.index_dir))
 
     def paths_changed(self, batch: Batch) -> None:
         """Queue changed paths (from the watcher); the worker takes them before anything else."""
@@ -331,12 +250,11 @@ class IndexService:
 
     def _start_watcher(self, engine: Engine) -> None:
         roots: dict[str, Path] = {}
-        kinds = engine.kinds()
-        for name in engine.roots():
+        for name, root in engine.roots().items():
             folder = engine.source(name).watch_folder()
-            if folder is not None and kinds.get(name) == MEMORY_KIND:
-                # Agents in other processes write here: watched from the start, not once
-                # the first write has created it.
+            if folder is not None and spec_of(root.kind).owns_folder:
+                # Other processes (agents) write a kind's own folder: watched from the
+                # start, not once the first write has created it.
                 with contextlib.suppress(OSError):
                     folder.mkdir(parents=True, exist_ok=True)
             if folder is not None:
@@ -402,6 +320,8 @@ class IndexService:
                     return None
                 self._preempt.clear()
                 return lambda: self._rebuild_damaged(engine)
+            if pending.waiting(self.index_dir):
+                self.take_pending()
             if self._paths:
                 batch, self._paths = self._paths, {}
                 self._preempt.clear()

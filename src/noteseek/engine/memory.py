@@ -2,7 +2,7 @@
 filter, and what memories say about a document (their typed links, ghost nodes included).
 
 Memories are documents of roots of kind ``memory`` (:mod:`noteseek.sources.memory`); writing
-them is :class:`~noteseek.sources.memory_folder.MemoryFolder`'s job, searching them the same
+them is :class:`~noteseek.sources.memory.folder.MemoryFolder`'s job, searching them the same
 pipeline as documents with ``source="memory"``. What this service adds is what needs both the
 folder's rules and the index: the memory filters that need defaults the files do not spell out
 (a daily log is a ``journal`` created on its date), and the memory side of the link graph.
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,13 +22,15 @@ from noteseek.engine.reading import Reading
 from noteseek.engine.results import NotFound
 from noteseek.engine.state import IndexState
 from noteseek.graph.links import placeholder
-from noteseek.sources.memory import MEMORY_KIND
-from noteseek.sources.memory_folder import MemoryFolder, WriteResult
-from noteseek.sources.memory_format import memory_kind
-from noteseek.sources.memory_record import MemoryFields, fields_match, memory_fields
+from noteseek.sources.memory import MEMORY_KIND, writer
+from noteseek.sources.memory.folder import MemoryFolder, WriteResult
+from noteseek.sources.memory.format import memory_kind
+from noteseek.sources.memory.record import MemoryFields, fields_match, memory_fields
 from noteseek.store.base import FileRow
 
 if TYPE_CHECKING:  # the summarisers (numpy, httpx, the parsers) load with a flush
+    from noteseek.engine import Engine
+    from noteseek.engine.live import IndexService
     from noteseek.search.summarize import Passage, Summarizer
 
 
@@ -46,13 +48,41 @@ class MemoryLink:
     context: str
 
 
-class Memories:
-    """The memory folder and the memory side of the index."""
+@dataclass(frozen=True, slots=True)
+class Written:
+    """A write to the memory folder, and how it reached the index."""
 
-    def __init__(self, state: IndexState, reading: Reading) -> None:
+    result: WriteResult
+    indexed: str
+    """``indexed``, ``queued: ...``, ``handed to ...``: what the policy did with it."""
+
+    def to_dict(self, root: str) -> dict[str, Any]:
+        return {
+            "name": self.result.name,
+            "root": root,
+            "created": self.result.created,
+            "duplicate_of": self.result.duplicate_of,
+            "message": self.result.message,
+            "indexed": self.indexed,
+        }
+
+
+class Memories:
+    """The memory folder and the memory side of the index: reading, filtering, writing
+    (through the memory kind's writer, then the index by the one handoff policy), flushing."""
+
+    def __init__(
+        self,
+        state: IndexState,
+        reading: Reading,
+        engine: Callable[[], Engine],
+        live: Callable[[], IndexService | None],
+    ) -> None:
         self.state = state
         self.reading = reading
         self.settings = state.settings
+        self.engine = engine
+        self.live = live
 
     def memory_roots(self) -> list[str]:
         """Names of the roots that hold memories."""
@@ -77,14 +107,75 @@ class Memories:
         )
 
     def memory_folder(self, root: str | None = None) -> MemoryFolder:
-        """The folder of a memory root (default :meth:`memory_root`), for writing."""
+        """The folder of a memory root (default :meth:`memory_root`), written through the
+        kind's writer (``sources/memory``: atomic, locked, bounded)."""
         name = root or self.memory_root()
         config = self.state.roots().get(name)
         if config is None or config.kind != MEMORY_KIND:
             raise ConfigError(f"{name!r} is not a memory root ({', '.join(self.memory_roots())})")
-        return MemoryFolder(
-            Path(config.path).expanduser(), max_bytes=self.settings.memory.max_bytes
+        return writer(Path(config.path).expanduser(), self.settings)
+
+    # -- writes: the folder first, then the index, whichever process is its writer -----------
+
+    def create(
+        self,
+        name: str,
+        content: str,
+        *,
+        type: str = "fact",
+        tags: Sequence[str] = (),
+        status: str = "active",
+        links: Sequence[str] = (),
+        title: str | None = None,
+    ) -> Written:
+        """Write a new memory (or find the identical one already there) and index it."""
+        root, folder = self._target()
+        result = folder.create(
+            name, content, type=type, tags=tags, status=status, links=links, title=title
         )
+        return self._indexed(root, result, changed=result.created)
+
+    def append(self, content: str, *, title: str | None = None) -> Written:
+        """Append an entry to today's daily log and index it."""
+        root, folder = self._target()
+        result = folder.append(content, title=title)
+        return self._indexed(root, result, changed=result.created)
+
+    def update(self, name: str, **fields: Any) -> Written:
+        """Change a memory's body (``body``), append to it (``append_text``) or change its
+        fields (``type``, ``tags``, ``status``, ``title``), and index it."""
+        root, folder = self._target()
+        return self._indexed(root, folder.update(name, **fields))
+
+    def delete(self, name: str) -> Written:
+        """Move a memory to the folder's trash and drop it from the index."""
+        root, folder = self._target()
+        result = folder.delete(name)
+        return self._indexed(root, result, also=[_name(name)])
+
+    def restore(self, name: str) -> Written:
+        """Bring a trashed memory back and index it."""
+        root, folder = self._target()
+        return self._indexed(root, folder.restore(name))
+
+    def _target(self) -> tuple[str, MemoryFolder]:
+        root = self.memory_root()
+        return root, self.memory_folder(root)
+
+    def _indexed(
+        self, root: str, result: WriteResult, *, changed: bool = True, also: Sequence[str] = ()
+    ) -> Written:
+        """``result`` with how its files reached the index (``engine/handoff.py``)."""
+        if not changed:
+            return Written(result, "unchanged")
+        names = [*also, result.name]
+        return Written(result, self._index(root, names))
+
+    def _index(self, root: str, names: Sequence[str]) -> str:
+        from noteseek.engine.handoff import index_written
+
+        rels = sorted({f"{_name(n)}.md" for n in names})
+        return index_written(self.engine(), root, rels, self.live())
 
     def memory_files(self) -> list[FileRow]:
         """The indexed memories of every memory root."""
@@ -95,7 +186,7 @@ class Memories:
 
     def memory_rows(self, root: str | None = None) -> list[tuple[FileRow, MemoryFields]]:
         """The indexed memories (of one memory root, or all) with their fields, read as the
-        folder reads them (:func:`~noteseek.sources.memory_record.memory_fields`)."""
+        folder reads them (:func:`~noteseek.sources.memory.record.memory_fields`)."""
         rows = []
         for row in self.memory_files():
             kind = memory_kind(row.path)
@@ -146,7 +237,7 @@ class Memories:
 
     def flush_memories(
         self,
-        folder: MemoryFolder,
+        root: str | None = None,
         *,
         doc_ids: Sequence[str] | None = None,
         tags: Sequence[str] = (),
@@ -157,8 +248,10 @@ class Memories:
         """Summarise the active memories of ``folder``'s root (those among ``doc_ids`` with
         every tag in ``tags``, when given) and append the summary, with its sources as
         wikilinks, to today's daily log; ``archive`` marks the memories it draws on archived
-        (the long-term file and today's log excepted). Passages go oldest first."""
-        root = self._root_of(folder)
+        (the long-term file and today's log excepted). Passages go oldest first. What it
+        wrote is indexed as every memory write is (``engine/handoff.py``)."""
+        root = root or self.memory_root()
+        folder = self.memory_folder(root)
         wanted = None if doc_ids is None else set(doc_ids)
         rows = []
         for row, fields in self.memory_rows(root):
@@ -225,6 +318,7 @@ class Memories:
             written,
             archived,
             written.message + (f"; archived {len(archived)} memories" if archived else ""),
+            self._index(root, [written.name, *archived]),
         )
 
     def summarizer(self) -> Summarizer:
@@ -249,13 +343,6 @@ class Memories:
         )
         return ChatSummarizer(client, prompt=prompt)
 
-    def _root_of(self, folder: MemoryFolder) -> str:
-        for name in self.memory_roots():
-            config = self.state.roots()[name]
-            if os.path.realpath(Path(config.path).expanduser()) == os.path.realpath(folder.path):
-                return name
-        raise ConfigError(f"{folder.path} is not the folder of a memory root")
-
 
 @dataclass(frozen=True, slots=True)
 class FlushOutcome:
@@ -269,6 +356,8 @@ class FlushOutcome:
     written: WriteResult | None
     archived: list[str]
     message: str
+    indexed: str | None = None
+    """How what it wrote reached the index (None: nothing written)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -280,6 +369,7 @@ class FlushOutcome:
             "written_to": self.written.name if self.written else None,
             "archived": list(self.archived),
             "message": self.message,
+            "indexed": self.indexed,
         }
 
 

@@ -281,7 +281,7 @@ def _how_to_use(target: Place) -> str:
 @contextlib.contextmanager
 def _writer_roles(index_dir: Path, target: Place) -> Iterator[None]:
     """The writer role of the source's index folder, and of a SQLite target's folder."""
-    from noteseek.engine.live import writer_role
+    from noteseek.engine.writer import writer_role
 
     with contextlib.ExitStack() as stack:
         stack.enter_context(writer_role(index_dir, "migrate"))

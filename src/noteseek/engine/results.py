@@ -31,6 +31,8 @@ class SearchResponse:
     """What ``compressed=True`` removed and the tokens it saved."""
     expansion: list[str] = field(default_factory=list)
     """Words query expansion added to the keyword lane (``search.expansion_terms``)."""
+    expand_chars: int = 0
+    """How far each result's text was grown (asked for, or the searched kind's profile)."""
 
     def to_dict(self) -> dict[str, Any]:
         out = {

@@ -25,6 +25,8 @@ from noteseek.search.concepts import ConceptVocabulary
 from noteseek.search.filters import build_filters, kinds_for
 from noteseek.search.relevance import model_floor
 from noteseek.search.request import MODES, Mode, SearchRequest, SearchResources, VectorLane
+from noteseek.sources.registry import scope_profile
+from noteseek.sources.spec import DOCS_SCOPE, Profile
 
 
 class Searching:
@@ -56,8 +58,8 @@ class Searching:
         compressed: bool = False,
         similarity_threshold: float = 0.85,
         hypothesis: bool = False,
-        expand_chars: int = 0,
-        source: str = "docs",
+        expand_chars: int | None = None,
+        source: str = DOCS_SCOPE,
         doc_ids: Iterable[str] | None = None,
         authors: Iterable[str] = (),
         changed: Iterable[str] = (),
@@ -70,11 +72,12 @@ class Searching:
         it; ``compressed`` also removes near-duplicate sections (``similarity_threshold``) and
         reports the tokens saved (``search/compress.py``). ``expand_chars``: each result's
         text grows to its whole section, then its neighbours, within that many characters
-        (``search/expand.py``). ``hypothesis``: the query is a
+        (``search/expand.py``); None: as the scope's profile says. ``hypothesis``: the query is a
         hypothetical answer, embedded as a document would be (HyDE); see
-        :meth:`search_with_hypothesis`. ``source``: ``docs`` (every root but memory
-        folders and git histories), ``memory`` (memories only, with the memory recency
-        boost), ``commits`` (commits of ``git`` roots) or ``all``. ``doc_ids``: only these
+        :meth:`search_with_hypothesis`. ``source``: the scope searched (``docs``, ``memory``,
+        ``commits``, ``all``: the kinds' specs say which roots each holds); a search of one
+        kind's documents ranks by that kind's profile (``sources/spec.py``), whichever door
+        it came through. ``doc_ids``: only these
         documents. ``authors`` (any is part of the author's name or email) and ``changed``
         (globs over the files changed) filter commits.
         """
@@ -86,14 +89,18 @@ class Searching:
         k = top_k or self.settings.search.top_k
         if k < 1 or k > 1000:
             raise ValueError(f"top_k must be between 1 and 1000, got {k}")
-        if not 0 <= expand_chars <= 100_000:
-            raise ValueError(f"expand_chars must be between 0 and 100000, got {expand_chars}")
         for name, value in (
             ("min_score", min_score),
             ("similarity_threshold", similarity_threshold),
         ):
             if not 0.0 <= value <= 1.0:
                 raise ValueError(f"{name} must be between 0 and 1, got {value}")
+        present = self.state.store.root_kinds().values() if self.state.index_exists else ()
+        profile = scope_profile(source, self.settings, present)
+        if expand_chars is None:
+            expand_chars = profile.expand_chars
+        if not 0 <= expand_chars <= 100_000:
+            raise ValueError(f"expand_chars must be between 0 and 100000, got {expand_chars}")
         filters = build_filters(
             paths=paths,
             tags=tags,
@@ -104,9 +111,7 @@ class Searching:
             exclude_paths=exclude_paths,
             # The kinds the index holds (one small query): a configured root not indexed yet
             # has no documents to keep apart.
-            kinds=kinds_for(
-                source, self.state.store.root_kinds().values() if self.state.index_exists else ()
-            ),
+            kinds=kinds_for(source, present),
             doc_ids=doc_ids,
             authors=authors,
             changed=changed,
@@ -136,25 +141,7 @@ class Searching:
             expand_chars=expand_chars,
         )
         resources = self._resources(request, warnings)
-        if source == "memory":
-            memory = self.settings.memory
-            resources.recency_tiers = self._memory_recency()
-            resources.settings = resources.settings.model_copy(
-                update={
-                    "document_weight": memory.document_weight,
-                    "max_per_document": memory.max_per_document,
-                }
-            )
-        elif source == "commits":
-            # A commit's date says when, not how relevant: "when" is asked with after/before.
-            resources.recency_tiers = []
-            resources.settings = resources.settings.model_copy(
-                update={
-                    "document_weight": self.settings.git.document_weight,
-                    # A commit's hunks are its sections: commits.py groups them by commit.
-                    "max_per_document": 0,
-                }
-            )
+        self._apply(profile, resources)
         with deadline.limit(self.settings.search.time_limit):
             result = pipeline.run(request, resources)
         hits = [h for h in result.hits if h.score >= min_score] if min_score else result.hits
@@ -178,6 +165,7 @@ class Searching:
             result.timings_ms,
             compression,
             result.expansion,
+            expand_chars,
         )
 
     def _resources(self, request: SearchRequest, warnings: list[str]) -> SearchResources:
@@ -198,6 +186,18 @@ class Searching:
             graph=self.state.graph_view() if search.graph_weight > 0 else None,
             allowed=self._allowed,
         )
+
+    def _apply(self, profile: Profile, resources: SearchResources) -> None:
+        """Rank by ``profile`` (the searched kinds' own: ``sources/spec.py``)."""
+        if profile.recency is not None:
+            resources.recency_tiers = list(profile.recency)
+        update = {
+            "document_weight": profile.document_weight,
+            "max_per_document": profile.max_per_document,
+        }
+        update = {k: v for k, v in update.items() if v is not None}
+        if update:
+            resources.settings = resources.settings.model_copy(update=update)
 
     def search_with_hypothesis(
         self, /, hypothesis: str, top_k: int | None = None, **filters: Any
@@ -293,14 +293,6 @@ class Searching:
         if mode == "auto" and not self.state.dates_trusted():
             return []
         return list(self.settings.search.recency_tiers)
-
-    def _memory_recency(self) -> list[tuple[float, float]]:
-        """Memories carry real dates (written by agents over time): the memory boost always
-        applies when searching memories, whatever ``search.recency`` says for documents."""
-        memory = self.settings.memory
-        if memory.recency_factor == 1.0 or memory.recency_days <= 0:
-            return []
-        return [(memory.recency_days, memory.recency_factor)]
 
     def _reranker(self, warnings: list[str]) -> Any:
         """The cross-encoder when ``rerank.enabled`` (loaded once), else None."""

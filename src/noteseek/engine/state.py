@@ -28,17 +28,16 @@ Background refreshes read the index on their own read-only connection, at a lowe
 from __future__ import annotations
 
 import contextlib
-import os
 from collections.abc import Callable, Hashable, Iterator, Mapping
-from pathlib import Path
 from typing import Any
 
 from noteseek.analysis import Analyzer, get_analyzer
-from noteseek.config import ConfigError, LoadedConfig, RootConfig, memory_folder
+from noteseek.config import LoadedConfig, RootConfig
 from noteseek.embed.base import Embedder
 from noteseek.embed.factory import acquire_embedder, configured_model_id, release_embedder
 from noteseek.engine import model_choice
 from noteseek.engine.derived import Derived
+from noteseek.engine.roots import Roots
 from noteseek.graph.links import LinkGraph
 from noteseek.graph.sync import build_link_graph, load_graph
 from noteseek.indexing.lock import holds_writer
@@ -47,14 +46,10 @@ from noteseek.search import recency
 from noteseek.search.concepts import ConceptVocabulary
 from noteseek.search.graph_lane import GraphView
 from noteseek.sources.base import Source, SourceContext
-from noteseek.sources.git import GIT_KIND
-from noteseek.sources.git_roots import discover_git_roots
-from noteseek.sources.memory import MEMORY_KIND
-from noteseek.sources.registry import open_source
+from noteseek.sources.registry import specs
 from noteseek.store import folder as index_folder
 from noteseek.store.ann import in_background, save_from
 from noteseek.store.base import (
-    IndexCorrupt,
     Store,
     StoreError,
     VectorIndex,
@@ -104,7 +99,7 @@ class IndexState:
         self._store: Store | None = None
         self._file: index_folder.FileIdentity | None = None
         self._embedder: Embedder | None = None
-        self._discovery: dict[tuple[tuple[str, str], ...], dict[str, RootConfig]] = {}
+        self._roots = Roots(config, lambda: self.store, lambda: self.index_exists, self._foreign)
         token = self.token
         self._analyzer = Derived("analyzer", self._read_analyzer, token)
         self._link_graph = Derived("links", lambda: current_link_graph(self.store, self.cap), token)
@@ -212,15 +207,7 @@ class IndexState:
     def remember_roots(self) -> None:
         """Keep the index's roots beside it, so a rebuild of a damaged index knows them."""
         if self.read_only is None:
-            index_folder.save_roots(self.index_dir, self._stored_roots())
-
-    def _stored_roots(self) -> dict[str, tuple[str, str]]:
-        """The roots the index holds, or those kept beside it when it is damaged."""
-        try:
-            kinds = self.store.root_kinds()
-            return {n: (p, kinds.get(n, "files")) for n, p in self.store.roots().items()}
-        except IndexCorrupt:
-            return index_folder.saved_roots(self.index_dir)
+            index_folder.save_roots(self.index_dir, self._roots.stored())
 
     def store_info(self) -> dict[str, Any]:
         """The backend and where it is, without secrets (and, for Milvus once open, its
@@ -284,60 +271,29 @@ class IndexState:
             self._store = None
 
     def roots(self) -> dict[str, RootConfig]:
-        """Configured roots, the memory folder, roots an earlier run here added (not another
-        machine's: a shared index's ``foreign_roots``; SQLite's store is not opened for it)."""
-        roots = dict(self.settings.roots)
-        memory = self.settings.memory
-        if memory.enabled and memory.root not in roots:
-            roots[memory.root] = RootConfig(
-                path=str(memory_folder(self.config)), kind=MEMORY_KIND, include=["*.md"]
-            )
-        if self.index_exists:
-            known = {str(Path(r.path).expanduser().resolve()) for r in roots.values()}
-            shared = not isinstance(backend_for(self.settings), str)
-            foreign = foreign_roots(self.store) if shared else set()
-            for name, (path, kind) in self._stored_roots().items():
-                if name not in roots and path not in known and name not in foreign:
-                    roots[name] = RootConfig(path=path, kind=kind)
-        if self.settings.git.discover:
-            for name, root in self._discovered(roots).items():
-                roots.setdefault(name, root)
-        return roots
-
-    def _discovered(self, roots: Mapping[str, RootConfig]) -> dict[str, RootConfig]:
-        """The git roots ``[git] discover`` adds for ``roots`` (looked for once per set of
-        folders: a walk of every root on each call would cost as much as a scan)."""
-        key = tuple(sorted((n, r.path) for n, r in roots.items() if r.kind != MEMORY_KIND))
-        found = self._discovery.get(key)
-        if found is None:
-            found = discover_git_roots(roots)
-            self._discovery = {key: found}
-        return found
+        """Every root of the index (``engine/roots.py``)."""
+        return self._roots.all()
 
     def kinds(self) -> dict[str, str]:
         """Root name -> its source kind, for every root of :meth:`roots`."""
-        return {name: root.kind for name, root in self.roots().items()}
+        return self._roots.kinds()
 
     def source(self, name: str, stored: str | None = None) -> Source:
-        """The source of root ``name``; ``stored`` is where the store says the root is, for a
-        root no longer among :meth:`roots` (its documents are still read from there)."""
-        roots = self.roots()
-        root = roots.get(name)
-        if root is None:
-            if stored is None:
-                raise ConfigError(f"{name!r} is not a root of this index")
-            root = RootConfig(path=stored)
-        return open_source(name, root, self.source_context(roots))
+        """The source of root ``name`` (``stored``: where the store says a root no longer
+        configured is)."""
+        return self._roots.source(name, stored)
 
     def source_context(self, roots: Mapping[str, RootConfig] | None = None) -> SourceContext:
-        """What every source of this index is built with (``roots``: :meth:`roots`, when the
-        caller has them already): the memory folders are kept out of other roots' walks."""
-        owned = frozenset(
-            os.path.realpath(Path(r.path).expanduser())
-            for r in (self.roots() if roots is None else roots).values()
-            if r.kind == MEMORY_KIND
-        )
-        return SourceContext(self.settings.index, self.index_dir, owned, self.settings.git)
+        """What every source of this index is built with."""
+        return self._roots.source_context(roots)
+
+    def naming_roots(self) -> dict[str, str]:
+        """The indexed roots that tell this index apart (name -> location)."""
+        return self._roots.naming()
+
+    def _foreign(self) -> set[str]:
+        shared = not isinstance(backend_for(self.settings), str)
+        return foreign_roots(self.store) if shared else set()
 
     # -- the derived values ----------------------------------------------------------------
 
@@ -449,8 +405,9 @@ class IndexState:
         return GraphView.build(self.link_graph(), ids)
 
     def _check_dates(self) -> bool:
-        # Commit dates are always real: they say nothing of whether the notes' dates are.
-        return recency.dates_trustworthy(self.store.document_dates(exclude_kinds=[GIT_KIND]))
+        # Kinds whose dates are always real (commits) say nothing of whether the notes' are.
+        real = [spec.name for spec in specs() if not spec.judges_dates]
+        return recency.dates_trustworthy(self.store.document_dates(exclude_kinds=real))
 
     def _open_vector_index(self) -> VectorIndex:
         v = self.settings.vectors

@@ -41,8 +41,7 @@ from noteseek.graph.links import (
     document_keys,
     resolve_link,
 )
-from noteseek.sources.git import GIT_KIND
-from noteseek.sources.memory import MEMORY_KIND
+from noteseek.sources.registry import spec_of, specs
 from noteseek.store.base import EdgeRow, GraphSource
 
 CAP_KEY = "graph_max_links"
@@ -74,14 +73,15 @@ class GraphUpdate:
 
 
 def graph_documents(store: GraphSource) -> tuple[list[DocInfo], dict[str, int]]:
-    """The documents links resolve to (commits are not notes: a ``[[link]]`` never means a
-    commit whose subject it happens to be), and their file ids by doc id."""
+    """The documents links resolve to (only kinds that join the link graph: a ``[[link]]``
+    never means a commit whose subject it happens to be), and their file ids by doc id."""
     kinds = store.root_kinds()
-    memory_roots = {n for n, kind in kinds.items() if kind == MEMORY_KIND}
+    typed = {n for n, kind in kinds.items() if spec_of(kind).typed_links}
+    apart = [spec.name for spec in specs() if not spec.joins_graph]
     docs: list[DocInfo] = []
     ids: dict[str, int] = {}
-    for f in store.named_files(exclude_kinds=[GIT_KIND]):
-        docs.append(DocInfo(f.doc_id, f.root, f.path, f.title, f.aliases, f.root in memory_roots))
+    for f in store.named_files(exclude_kinds=apart):
+        docs.append(DocInfo(f.doc_id, f.root, f.path, f.title, f.aliases, f.root in typed))
         ids[f.doc_id] = f.file_id
     return docs, ids
 

@@ -1,6 +1,6 @@
 """Turn commits into the rows the store writes: one document per commit, chunked for retrieval.
 
-A commit is rendered as a Markdown document (``sources/git_render.py``): its subject as the
+A commit is rendered as a Markdown document (``sources/git/render.py``): its subject as the
 title, its message, a metadata block, then a section per changed file with that file's hunks.
 The chunks point at lines of exactly that text, so a result opens at the right place:
 
@@ -30,9 +30,9 @@ from noteseek.analysis import Analyzer
 from noteseek.chunking import embedding_input, embedding_key
 from noteseek.indexing.prepare import Outcome, worker_analyzer
 from noteseek.sources.base import FoundFile
-from noteseek.sources.git import GitSource
-from noteseek.sources.git_log import Commit, FileChange
-from noteseek.sources.git_render import FileSection, RenderedCommit, render_commit
+from noteseek.sources.git.log import Commit, FileChange
+from noteseek.sources.git.render import FileSection, RenderedCommit, render_commit
+from noteseek.sources.git.source import GitSource
 from noteseek.types import Chunk, FileRecord, IndexedChunk, PreparedFile
 
 PARSER = "git"

@@ -20,24 +20,17 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from noteseek.analysis import get_analyzer
 from noteseek.config import RootConfig, Settings
-from noteseek.indexing.commits import commit_outcomes
-from noteseek.indexing.pool import ParserPool, prepared_in_order
-from noteseek.indexing.prepare import Outcome, PrepareSettings, prepare_file
+from noteseek.indexing.outcomes import prepared
+from noteseek.indexing.prepare import Outcome, PrepareSettings, RootRules
 from noteseek.indexing.styles import ROOT_STYLES_KEY, resolve_style, stored_styles
-from noteseek.parse import default_registry
 from noteseek.sources.base import FoundFile, Source, SourceContext, printable_path
-from noteseek.sources.git import GitSource
-from noteseek.sources.memory import MEMORY_KIND
-from noteseek.sources.registry import open_source
+from noteseek.sources.registry import open_source, spec_of
 from noteseek.store.base import FileState, Store, WriteRejected
 
 Progress = Callable[[int, int, str], None]
 """progress(done, total, current path)."""
 
-# Below this many files to parse, starting worker processes costs more than it saves.
-PARALLEL_MIN_FILES = 200
 BATCH_FILES = 256
 BATCH_SECONDS = 1.0
 FAILED = "error"
@@ -113,7 +106,6 @@ class Indexer:
             stopwords=settings.analysis.stopwords,
             max_chars=settings.chunking.max_chars,
             merge_below=settings.chunking.merge_below,
-            memory_chars=settings.memory.chunk_chars,
             max_file_size=ix.max_file_size,
         )
 
@@ -359,9 +351,9 @@ class Indexer:
         files: list[FoundFile],
         styles: dict[str, str],
     ) -> bool:
-        """Resolve root ``name``'s style (a ``files`` root's; others read as docs) into the
-        prepare settings and ``styles``; True when its files were parsed with another one."""
-        if source.kind != "files":
+        """Resolve root ``name``'s style (of a kind that detects it; others read as docs) into
+        the prepare settings and ``styles``; True when its files were parsed with another one."""
+        if not spec_of(root.kind).detects_style:
             return False
         on_disk = [Path(f.abspath) for f in files if f.abspath]
         style = resolve_style(root.style, Path(source.location), on_disk)
@@ -378,70 +370,23 @@ class Indexer:
     def _source(self, name: str, root: RootConfig) -> Source:
         source = open_source(name, root, self.context)
         self._sources[name] = source
-        memory = self.prepare_settings.memory_roots
-        if source.kind == MEMORY_KIND and name not in memory:
-            self.prepare_settings = replace(self.prepare_settings, memory_roots=memory | {name})
+        spec = spec_of(root.kind)
+        profile = spec.profile(self.settings)
+        p = self.prepare_settings
+        if name not in p.rules and (
+            profile.chunk_chars is not None or not profile.merge_small or spec.typed_links
+        ):
+            rules = RootRules(
+                profile.chunk_chars or p.max_chars,
+                p.merge_below if profile.merge_small else 0,
+                spec.typed_links,
+            )
+            self.prepare_settings = replace(p, rules={**p.rules, name: rules})
         return source
 
-    def _read(self, found: FoundFile, limit: int) -> bytes:
-        return self._sources[found.root].read(found.path, limit)
-
     def _outcomes(self, jobs: list[tuple[FoundFile, str | None]]) -> Iterator[Outcome]:
-        # Commits are read in bulk by their source (one git process per root and run).
-        commits: dict[str, list[FoundFile]] = {}
-        files: list[tuple[FoundFile, str | None]] = []
-        for found, known in jobs:
-            if isinstance(self._sources.get(found.root), GitSource):
-                commits.setdefault(found.root, []).append(found)
-            else:
-                files.append((found, known))
-        if commits:
-            yield from self._commit_outcomes(commits)
-        yield from self._file_outcomes(files)
-
-    def _commit_outcomes(self, commits: dict[str, list[FoundFile]]) -> Iterator[Outcome]:
         workers = self.settings.index.workers or (os.cpu_count() or 1)
-        analyzer = get_analyzer(self.prepare_settings.language, self.prepare_settings.stopwords)
-        max_chars = self.prepare_settings.max_chars
-        sources = {root: self._sources[root] for root in commits}
-        if workers <= 1 or sum(map(len, commits.values())) < PARALLEL_MIN_FILES:
-            for root, found in commits.items():
-                source = sources[root]
-                assert isinstance(source, GitSource)
-                yield from commit_outcomes(source, found, analyzer, max_chars)
-            return
-        # Git and this process read the history; the workers render, chunk and analyze it.
-        with ParserPool(max(1, workers - 1), self.prepare_settings) as pool:
-            try:
-                for root, found in commits.items():
-                    source = sources[root]
-                    assert isinstance(source, GitSource)
-                    yield from commit_outcomes(source, found, analyzer, max_chars, pool)
-            except BaseException:
-                pool.stop()
-                raise
-
-    def _file_outcomes(self, jobs: list[tuple[FoundFile, str | None]]) -> Iterator[Outcome]:
-        workers = self.settings.index.workers or (os.cpu_count() or 1)
-        # Workers open documents themselves, so they only take runs whose documents all have
-        # a place on disk (files); any other source is read here, through the source.
-        on_disk = all(found.abspath for found, _ in jobs)
-        if workers <= 1 or len(jobs) < PARALLEL_MIN_FILES or not on_disk:
-            analyzer = get_analyzer(self.prepare_settings.language, self.prepare_settings.stopwords)
-            registry = default_registry()
-            for found, known in jobs:
-                yield prepare_file(
-                    found, known, self.prepare_settings, analyzer, registry, self._read
-                )
-            return
-        with ParserPool(workers, self.prepare_settings) as pool:
-            try:
-                yield from prepared_in_order(pool, jobs, workers)
-            except BaseException:
-                # Interrupted (Ctrl-C, SIGTERM) or the write failed: do not wait for the
-                # files already handed to the workers.
-                pool.stop()
-                raise
+        return prepared(jobs, self._sources, self.prepare_settings, workers)
 
     def _process(
         self,

@@ -7,13 +7,15 @@ never raises for a bad file: it returns an :class:`Outcome` whose problems say w
 from __future__ import annotations
 
 import codecs
+import functools
 import hashlib
+import importlib
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime
 from pathlib import PurePosixPath
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from noteseek.analysis import Analyzer, get_analyzer
 from noteseek.chunking import chunk_document, embedding_input, embedding_key
@@ -22,8 +24,8 @@ from noteseek.parse import default_registry
 from noteseek.parse.conventions import parse_with_style
 from noteseek.parse.logseq import clean_prose
 from noteseek.parse.registry import MARKDOWN_PARSER, ParserRegistry
-from noteseek.sources.base import FoundFile, ReadError
-from noteseek.sources.files import read_regular
+from noteseek.sources.base import FoundFile, ReadError, Source
+from noteseek.sources.folder import read_regular
 from noteseek.types import (
     Chunk,
     FileRecord,
@@ -35,11 +37,41 @@ from noteseek.types import (
 
 OutcomeKind = Literal["prepared", "same_content", "skipped"]
 
+if TYPE_CHECKING:
+    from concurrent.futures import Executor
+
+BulkPreparer = Callable[
+    [Source, Sequence[FoundFile], Analyzer, int, "Executor | None"], Iterator["Outcome"]
+]
+"""prepare(source, found, analyzer, max chars, worker pool) -> an outcome per document: a
+kind's bulk preparer (``KindSpec.preparer``), which reads many documents in one pass."""
+
 Reader = Callable[[FoundFile, int], bytes]
 """read(found, limit) -> at most ``limit`` bytes of the document; raises ReadError."""
 
 # Frontmatter fields that say when a note last changed, most specific first.
 MODIFIED_KEYS = ("updated", "modified", "lastmod", "last_modified", "date")
+
+
+@functools.cache
+def bulk_preparer(ref: str | None) -> BulkPreparer | None:
+    """The bulk preparer a kind's spec names (``module:function``), imported once."""
+    if ref is None:
+        return None
+    module, _, name = ref.partition(":")
+    preparer: BulkPreparer = getattr(importlib.import_module(module), name)
+    return preparer
+
+
+@dataclass(frozen=True, slots=True)
+class RootRules:
+    """How one root's documents are cut, when its kind's profile says otherwise than the
+    index (a memory folder: small chunks, never merged, links typed by their words)."""
+
+    max_chars: int
+    merge_below: int
+    typed_links: bool = False
+    """Whether links are typed and kept with the words around them."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,11 +81,9 @@ class PrepareSettings:
     max_chars: int
     max_file_size: int
     merge_below: int = 0
-    """Sections shorter than this merge with their neighbours (0: never; not in memory roots)."""
-    memory_chars: int = 300
-    """Largest chunk of a document in a memory root (``memory.chunk_chars``)."""
-    memory_roots: frozenset[str] = frozenset()
-    """Roots of kind ``memory``: their documents are cut at ``memory_chars``."""
+    """Sections shorter than this merge with their neighbours (0: never)."""
+    rules: dict[str, RootRules] = field(default_factory=dict)
+    """Root name -> its own rules, for roots whose kind cuts them otherwise."""
     styles: dict[str, str] = field(default_factory=dict)
     """Root name -> its style (``notes``, ``docs``, ``logseq``, ``dendron``): how its Markdown
     notes are titled and read (:mod:`noteseek.parse.conventions`); ``docs`` when absent."""
@@ -149,17 +179,17 @@ def prepare_file(
     problems.extend(("warning", w) for w in doc.warnings)
 
     doc_id = f"{found.root}/{found.path}"
-    memory = found.root in settings.memory_roots
+    rules = settings.rules.get(found.root) or RootRules(settings.max_chars, settings.merge_below)
     chunks = chunk_document(
         doc,
         doc_id,
-        settings.memory_chars if memory else settings.max_chars,
+        rules.max_chars,
         clean_prose if logseq else None,
-        0 if memory else settings.merge_below,
+        rules.merge_below,
         keep_apart=types_links,
     )
-    # Only a memory's links are typed and shown by the words around them.
-    links = with_context(doc.links, text) if memory else list(doc.links)
+    # Only the links of kinds that type them (memories) are shown by the words around them.
+    links = with_context(doc.links, text) if rules.typed_links else list(doc.links)
     if not chunks:
         chunks = [_metadata_chunk(doc, doc_id)]
         problems.append(("warning", "no body text: indexed by its title and metadata only"))

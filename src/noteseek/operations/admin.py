@@ -91,12 +91,13 @@ def _exists(path: Path) -> bool:
 
 
 def index(ctx: Context, p: IndexRoots, **progress: Any) -> dict[str, Any]:
-    """Index in this process, as the index's writer for the run (or refuse: conflict)."""
-    from noteseek.engine.live import writer_role
+    """Index in this process, as the index's writer for the run (or refuse: conflict); writes
+    other processes made meanwhile (memories) are indexed before the role is given up."""
+    from noteseek.engine.handoff import one_shot_writer
 
     engine = ctx.engine
     choice = _keyword_only_choice(p.keyword_only, p.embed)
-    with writer_role(engine.index_dir, "index"):
+    with one_shot_writer(engine, "index"):
         report = engine.index(
             p.roots or None,
             force=p.force,
@@ -112,10 +113,10 @@ def rebuild(ctx: Context, p: Rebuild, **progress: Any) -> dict[str, Any]:
     engine = ctx.engine
     if not engine.roots():
         raise Unavailable("nothing to rebuild: no roots configured or indexed")
-    from noteseek.engine.live import writer_role
+    from noteseek.engine.handoff import one_shot_writer
 
     choice = _keyword_only_choice(p.keyword_only, p.embed)
-    with writer_role(engine.index_dir, "rebuild"):
+    with one_shot_writer(engine, "rebuild"):
         report = engine.rebuild(keyword_only=p.keyword_only, choose_keyword_only=choice, **progress)
         engine.settle_vectors()
     return _summary(engine, report.to_dict())

@@ -70,7 +70,7 @@ def as_operation_error(exc: BaseException) -> OperationError | None:
     """
     from noteseek.engine import Ambiguous as EngineAmbiguous
     from noteseek.engine import NotFound as EngineNotFound
-    from noteseek.engine.live import NotWriter
+    from noteseek.engine.writer import NotWriter
     from noteseek.store.base import StoreError, WriterConflict
 
     if isinstance(exc, OperationError):
@@ -90,9 +90,9 @@ def as_operation_error(exc: BaseException) -> OperationError | None:
         return Ambiguous(message)
     if isinstance(exc, NotWriter):
         return Conflict(message)
-    memory = _memory_error(exc, message)
-    if memory is not None:
-        return memory
+    refused = _write_error(exc, message)
+    if refused is not None:
+        return refused
     from noteseek.embed.chat import ChatError
 
     if isinstance(exc, ChatError):  # the flush endpoint failed: the request was fine
@@ -102,15 +102,16 @@ def as_operation_error(exc: BaseException) -> OperationError | None:
     return None
 
 
-def _memory_error(exc: BaseException, message: str) -> OperationError | None:
-    """A memory folder's refusal as its kind: a name or text that is not acceptable is
-    invalid, a missing memory not found, an existing one or a busy folder a conflict."""
-    from noteseek.sources import memory_format as fmt
+def _write_error(exc: BaseException, message: str) -> OperationError | None:
+    """A kind's writer's refusal (a memory folder's) as its kind: a name or text that is not
+    acceptable is invalid, a missing document not found, an existing one or a busy folder a
+    conflict."""
+    from noteseek.sources.base import WriteConflict, WriteNotFound, WriteRefused
 
-    if not isinstance(exc, fmt.MemoryFolderError):
+    if not isinstance(exc, WriteRefused):
         return None
-    if isinstance(exc, fmt.NotFound):
+    if isinstance(exc, WriteNotFound):
         return NotFound(message)
-    if isinstance(exc, fmt.Conflict | fmt.Busy):
+    if isinstance(exc, WriteConflict):
         return Conflict(message)
     return Invalid(message)

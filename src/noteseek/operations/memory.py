@@ -1,7 +1,7 @@
 """The memory operations: write, read, list, search and compact an agent's memory folder.
 
 Writes go to the memory folder as plain Markdown (atomic, locked, bounded: see
-``sources/memory_folder.py``), then reach the index the quickest way this process can: the live
+``sources/memory/folder.py``), then reach the index the quickest way this process can: the live
 index's writer queues the paths at once; a reader leaves them to the writer's watcher; a
 one-shot command indexes them itself as the index's writer for the moment.
 """
@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import datetime as dt
 import time
-from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from noteseek.operations.context import Context
@@ -29,17 +28,12 @@ from noteseek.operations.params import NoParams
 from noteseek.operations.search import search_payload
 
 if TYPE_CHECKING:
-    from noteseek.sources.memory_folder import MemoryFolder, WriteResult
-    from noteseek.sources.memory_record import MemoryRecord
-
-EMBED_AT_ONCE = 256
-"""A one-shot write embeds the pending sections itself when there are at most this many
-(otherwise ``noteseek index`` or a running server embeds them)."""
+    from noteseek.sources.memory.folder import MemoryFolder
+    from noteseek.sources.memory.record import MemoryRecord
 
 
 def create_memory(ctx: Context, p: CreateMemory) -> dict[str, Any]:
-    root, folder = _folder(ctx)
-    result = folder.create(
+    written = ctx.engine.memories.create(
         p.name,
         p.content,
         type=p.type,
@@ -48,18 +42,16 @@ def create_memory(ctx: Context, p: CreateMemory) -> dict[str, Any]:
         links=p.links or (),
         title=p.title,
     )
-    return _written(ctx, root, result, changed=result.created)
+    return written.to_dict(ctx.engine.memory_root())
 
 
 def append_memory(ctx: Context, p: AppendMemory) -> dict[str, Any]:
-    root, folder = _folder(ctx)
-    result = folder.append(p.content, title=p.title)
-    return _written(ctx, root, result, changed=result.created)
+    written = ctx.engine.memories.append(p.content, title=p.title)
+    return written.to_dict(ctx.engine.memory_root())
 
 
 def update_memory(ctx: Context, p: UpdateMemory) -> dict[str, Any]:
-    root, folder = _folder(ctx)
-    result = folder.update(
+    written = ctx.engine.memories.update(
         p.name,
         body=p.content,
         append_text=p.append,
@@ -68,19 +60,15 @@ def update_memory(ctx: Context, p: UpdateMemory) -> dict[str, Any]:
         status=p.status,
         title=p.title,
     )
-    return _written(ctx, root, result)
+    return written.to_dict(ctx.engine.memory_root())
 
 
 def delete_memory(ctx: Context, p: MemoryRef) -> dict[str, Any]:
-    root, folder = _folder(ctx)
-    name = _plain(p.name)
-    result = folder.delete(p.name)
-    return _written(ctx, root, result, names=[name])
+    return ctx.engine.memories.delete(p.name).to_dict(ctx.engine.memory_root())
 
 
 def restore_memory(ctx: Context, p: MemoryRef) -> dict[str, Any]:
-    root, folder = _folder(ctx)
-    return _written(ctx, root, folder.restore(p.name))
+    return ctx.engine.memories.restore(p.name).to_dict(ctx.engine.memory_root())
 
 
 def read_memory(ctx: Context, p: MemoryRef) -> dict[str, Any]:
@@ -127,19 +115,16 @@ def memory_stats(ctx: Context, _p: NoParams) -> dict[str, Any]:
 
 
 def search_memories(ctx: Context, p: SearchMemories) -> dict[str, Any]:
-    expand = p.expand_chars
-    if expand is None:
-        expand = ctx.engine.settings.memory.expand_chars
     response = ctx.engine.search(
         p.query,
         top_k=p.top_n,
         mode=p.mode,
         with_text=True,
         explain=p.explain,
-        expand_chars=expand,
+        expand_chars=p.expand_chars,
         **memory_filters(ctx, p),
     )
-    return search_payload(ctx, response, grow_to=expand)
+    return search_payload(ctx, response)
 
 
 def search_linked_memories(ctx: Context, p: SearchLinkedMemories) -> dict[str, Any]:
@@ -164,18 +149,14 @@ def search_linked_memories(ctx: Context, p: SearchLinkedMemories) -> dict[str, A
 
 
 def flush_memories(ctx: Context, p: FlushMemories) -> dict[str, Any]:
-    root, folder = _folder(ctx)
     filters = memory_filters(ctx, p)
     outcome = ctx.engine.flush_memories(
-        folder,
         doc_ids=filters["doc_ids"],
         tags=p.tags or (),
         max_chars=p.max_chars,
         dry_run=p.dry_run,
         archive=p.archive,
     )
-    if not p.dry_run and outcome.written is not None:
-        _index(ctx, root, [outcome.written.name, *outcome.archived])
     return outcome.to_dict()
 
 
@@ -218,54 +199,6 @@ def created_range(p: MemoryFilters) -> tuple[dt.datetime | None, dt.datetime | N
 def _folder(ctx: Context) -> tuple[str, MemoryFolder]:
     root = ctx.engine.memory_root()
     return root, ctx.engine.memory_folder(root)
-
-
-def _plain(name: str) -> str:
-    return name[:-3] if name.endswith(".md") else name
-
-
-def _written(
-    ctx: Context,
-    root: str,
-    result: WriteResult,
-    *,
-    changed: bool = True,
-    names: Iterable[str] = (),
-) -> dict[str, Any]:
-    indexed = _index(ctx, root, [*names, result.name]) if changed else "unchanged"
-    return {
-        "name": result.name,
-        "root": root,
-        "created": result.created,
-        "duplicate_of": result.duplicate_of,
-        "message": result.message,
-        "indexed": indexed,
-    }
-
-
-def _index(ctx: Context, root: str, names: Iterable[str]) -> str:
-    """Bring the index up to date with the memory files just written."""
-    rels = sorted({f"{_plain(n)}.md" for n in names})
-    service = ctx.service
-    if service is not None:
-        if service.role == "writer":
-            service.paths_changed({root: set(rels)})
-            return "queued: searchable by keyword within a second, by meaning once embedded"
-        return "the index's writer process indexes it from the folder within seconds"
-    from noteseek.engine.live import WriterBusy, writer_role
-
-    engine = ctx.engine
-    try:
-        with writer_role(engine.index_dir, "memory"):
-            engine.update_paths(root, rels)
-            embedded, total = engine.embedding_progress()
-            pending = total - embedded
-            if engine.wants_vectors() and 0 < pending <= EMBED_AT_ONCE:
-                engine.embed()
-                return "indexed and embedded"
-    except WriterBusy as exc:
-        return f"{exc}: it indexes the change from the folder"
-    return "indexed"
 
 
 def _record(record: MemoryRecord, root: str, *, with_content: bool = False) -> dict[str, Any]:

@@ -10,6 +10,7 @@ from noteseek.operations.params import (
     MAX_QUERY_CHARS,
     Bool,
     DocumentPath,
+    Expand,
     Int,
     Mode,
     NotNull,
@@ -43,12 +44,6 @@ Tags = Annotated[
 Status = Annotated[
     Literal["active", "archived", "all"],
     Field(description="active (the default: archived memories left out), archived, or all."),
-]
-Expand = Annotated[
-    Int | None,
-    NotNull,
-    Field(ge=0, le=8_000),
-    WithJsonSchema({"type": "integer", "minimum": 0, "maximum": 8_000}),
 ]
 _TITLE = Field(default=None, max_length=200, description="A title, written as the # heading.")
 

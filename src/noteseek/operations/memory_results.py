@@ -86,3 +86,6 @@ class FlushOut(BaseModel):
     written_to: str | None = Field(description="The daily log the summary was appended to.")
     archived: list[str] = Field(description="Memories marked archived.")
     message: str
+    indexed: str | None = Field(
+        default=None, description="How what was written reached the index (null: nothing)."
+    )

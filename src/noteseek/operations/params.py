@@ -21,11 +21,14 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    JsonValue,
     ValidationError,
     WithJsonSchema,
 )
 
 from noteseek.operations.errors import Invalid
+from noteseek.sources.registry import kinds_in_scope, scopes
+from noteseek.sources.spec import DOCS_SCOPE
 
 MAX_TOP_N = 100
 """Most results one search returns through any door (the library API allows more)."""
@@ -40,6 +43,15 @@ MAX_PATH_BYTES = 4_095
 MAX_NAME_BYTES = 255
 """Longest file or folder name (NAME_MAX): a longer one names nothing."""
 CHUNK_ID_PATTERN = r"^[0-9a-f]{16}$"
+
+
+def _scope(value: str) -> str:
+    """A search scope the registered kinds answer (``docs``, ``memory``, ``commits``, ``all``)."""
+    try:
+        kinds_in_scope(value)
+    except ValueError:
+        raise ValueError(f"expected one of {', '.join(scopes())}") from None
+    return value
 
 
 class Params(BaseModel):
@@ -177,10 +189,11 @@ class SearchFilters(Params):
         description="Files to leave out (paths as results give them, or glob patterns), "
         "for example those already read.",
     )
-    source: Literal["docs", "memory", "commits", "all"] = Field(
-        default="docs",
+    source: Annotated[str, AfterValidator(_scope)] = Field(
+        default=DOCS_SCOPE,
         description="docs: the notes and docs (default); memory: agent memories; commits: git "
         "history (search_git_history groups it by commit); all: everything.",
+        json_schema_extra={"enum": list[JsonValue](scopes())},
     )
     min_score: Float = Field(default=0.0, ge=0, le=1, description="Drop results below this.")
     explain: Bool = Field(
@@ -211,13 +224,18 @@ _MODE = Field(
     description="hybrid: keywords and meaning fused; keyword: exact words, identifiers, quoted "
     "phrases; semantic: meaning only. Default search.mode (hybrid).",
 )
+Expand = Annotated[
+    Int | None,
+    NotNull,
+    Field(ge=0, le=MAX_EXPAND_CHARS),
+    WithJsonSchema({"type": "integer", "minimum": 0, "maximum": MAX_EXPAND_CHARS}),
+]
 _EXPAND = Field(
-    default=0,
-    ge=0,
-    le=MAX_EXPAND_CHARS,
+    default=None,
     description="Grow each result to its whole section, then neighbouring sections, within "
     f"this many characters (0-{MAX_EXPAND_CHARS}); use it to read around a hit without "
-    "another call.",
+    "another call. Default: as the searched kind ranks (0 for documents, "
+    "memory.expand_chars for memories).",
 )
 
 
@@ -225,7 +243,7 @@ class QueryDocuments(SearchFilters):
     query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS, description="What to look for.")
     top_n: TopN = top_n_field()
     mode: Mode = _MODE
-    expand_chars: Int = _EXPAND
+    expand_chars: Expand = _EXPAND
 
 
 class QueryCompressed(SearchFilters):
@@ -248,7 +266,7 @@ class Hypothesis(SearchFilters):
         description="A passage that would answer the question, written as the note would say it.",
     )
     top_n: TopN = top_n_field()
-    expand_chars: Int = _EXPAND
+    expand_chars: Expand = _EXPAND
 
 
 class GetChunk(Params):
@@ -274,6 +292,10 @@ class GetSection(Params):
 
 
 class GetLinks(Params):
+    path: DocumentPath
+
+
+class RenderDocument(Params):
     path: DocumentPath
 
 

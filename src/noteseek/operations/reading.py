@@ -1,4 +1,5 @@
-"""Reading operations: a chunk, the section holding a line, a document by pages, its links."""
+"""Reading operations: a chunk, the section holding a line, a document by pages or rendered
+for the page, its links and its neighbourhood."""
 
 from __future__ import annotations
 
@@ -7,7 +8,16 @@ from typing import Any
 from noteseek.graph.neighbourhood import neighbourhood
 from noteseek.operations.context import Context
 from noteseek.operations.errors import Invalid, NotFound
-from noteseek.operations.params import GetChunk, GetDocument, GetLinks, GetNeighbourhood, GetSection
+from noteseek.operations.params import (
+    GetChunk,
+    GetDocument,
+    GetLinks,
+    GetNeighbourhood,
+    GetSection,
+    RenderDocument,
+)
+from noteseek.parse.registry import get_parser
+from noteseek.sources.registry import spec_of
 
 
 def get_chunk(ctx: Context, p: GetChunk) -> dict[str, Any]:
@@ -53,6 +63,53 @@ def get_document(ctx: Context, p: GetDocument) -> dict[str, Any]:
 
 def get_links(ctx: Context, p: GetLinks) -> dict[str, Any]:
     return ctx.engine.links(p.path)
+
+
+def render_document(ctx: Context, p: RenderDocument) -> dict[str, Any]:
+    """A document as the page shows it: read here, rendered by :func:`rendered` once the
+    engine is released. Its kind says how it reads: a kind whose source writes Markdown (a
+    commit) is Markdown whatever its name; otherwise the file's parser decides (Markdown, or
+    plain text)."""
+    engine = ctx.engine
+    file, text = engine.read_document(p.path)
+    graph = engine.link_graph()  # replaced, never changed, when the index changes
+    links = engine.links(file.doc_id)
+    parser = get_parser(file.path)
+    markdown = spec_of(engine.store.root_kinds().get(file.root)).renders_markdown or (
+        parser is not None and parser.name == "markdown"
+    )
+
+    def resolve(target: str, display: str | None, kind: str) -> str | None:
+        return graph.resolve(file.doc_id, target, kind, display)
+
+    return {
+        "doc_id": file.doc_id,
+        "root": file.root,
+        "path": file.path,
+        "title": file.title,
+        "outgoing": links["outgoing"],
+        "backlinks": links["backlinks"],
+        _RENDER: (text, resolve if markdown else None),
+    }
+
+
+_RENDER = "_render"
+"""The text to render and its link resolver (None: plain text), which :func:`rendered` takes."""
+
+
+def rendered(result: dict[str, Any]) -> dict[str, Any]:
+    """``render_document``'s result with its text rendered as sanitized HTML."""
+    from noteseek.parse.html import render_markdown, render_plain
+
+    text, resolve = result.pop(_RENDER)
+    page = (
+        render_plain(text) if resolve is None else render_markdown(text, result["doc_id"], resolve)
+    )
+    result["html"] = page.html
+    result["headings"] = [
+        {"id": h.id, "level": h.level, "text": h.text, "line": h.line} for h in page.headings
+    ]
+    return result
 
 
 def get_neighbourhood(ctx: Context, p: GetNeighbourhood) -> dict[str, Any]:

@@ -182,6 +182,24 @@ class LinkOut(BaseModel):
     )
 
 
+class HeadingOut(BaseModel):
+    id: str = Field(description="The heading's element id in `html`.")
+    level: int = Field(ge=1, le=6)
+    text: str
+    line: int = Field(description="1-based source line.")
+
+
+class RenderOut(BaseModel):
+    doc_id: str
+    root: str
+    path: str
+    title: str
+    html: str = Field(description="Sanitized HTML; block elements carry data-line.")
+    headings: list[HeadingOut]
+    outgoing: list[LinkOut]
+    backlinks: list[LinkOut]
+
+
 class LinksOut(BaseModel):
     doc_id: str
     outgoing: list[LinkOut]

@@ -42,6 +42,16 @@ def execute(op: Operation, ctx: Context, params: Params, **options: Any) -> dict
     ``options`` go to the run function as keywords (progress callbacks of a one-shot index).
     Anything else is a bug and propagates for the door to log.
     """
+    return finish(op, run_on_engine(op, ctx, params, **options))
+
+
+def finish(op: Operation, result: dict[str, Any]) -> dict[str, Any]:
+    """The operation's work that needs no engine (``Operation.finish``), done on ``result``."""
+    return result if op.finish is None else op.finish(result)
+
+
+def run_on_engine(op: Operation, ctx: Context, params: Params, **options: Any) -> dict[str, Any]:
+    """The part of :func:`execute` that needs the engine (a runtime holds its lock for it)."""
     if op.needs_index and not ctx.engine.index_exists:
         raise Unavailable(NOT_BUILT)
     with operation_errors():
@@ -127,7 +137,9 @@ class Runtime:
 
             config = self.load_config()
             service = IndexService(config, watch=self.watch, command=self.command)
-            self.context = Context(Engine(config), service, self.limits)
+            engine = Engine(config)
+            engine.live = service
+            self.context = Context(engine, service, self.limits)
             service.start()
             if self.settle:
                 settle_heap()
@@ -152,7 +164,8 @@ class Runtime:
     def run(self, op: Operation, params: Params, *, timeout: float = 120.0) -> dict[str, Any]:
         ctx = self._context(timeout)
         with self._lock:
-            return execute(op, ctx, params)
+            result = run_on_engine(op, ctx, params)
+        return finish(op, result)
 
     @contextmanager
     def using_engine(self, timeout: float = 30.0) -> Iterator[Engine]:

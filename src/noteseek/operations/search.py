@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from noteseek.operations.context import Context
 from noteseek.operations.params import Hypothesis, QueryCompressed, QueryDocuments
+from noteseek.sources.registry import scope_operation as scope_operation
 
 if TYPE_CHECKING:
     from noteseek.engine import SearchResponse
@@ -26,7 +27,7 @@ def query_documents(ctx: Context, p: QueryDocuments) -> dict[str, Any]:
         expand_chars=p.expand_chars,
         **p.filter_arguments(),
     )
-    return search_payload(ctx, response, grow_to=p.expand_chars)
+    return search_payload(ctx, response)
 
 
 def query_documents_compressed(ctx: Context, p: QueryCompressed) -> dict[str, Any]:
@@ -49,22 +50,17 @@ def search_with_hypothesis(ctx: Context, p: Hypothesis) -> dict[str, Any]:
         expand_chars=p.expand_chars,
         **p.filter_arguments(),
     )
-    return search_payload(ctx, response, grow_to=p.expand_chars)
+    return search_payload(ctx, response)
 
 
 def index_info(ctx: Context) -> dict[str, Any]:
     """The index that answers (its folder and root names), for every search result set.
 
-    The agent memory folder, which every index may have, is left out: it tells no vault apart.
+    Roots of kinds that tell no index apart (the agent memory folder, which every index may
+    have) are left out.
     """
-    from noteseek.sources.memory import MEMORY_KIND  # not at import: the CLI imports this module
-
     engine = ctx.engine
-    roots: list[str] = []
-    if engine.index_exists:
-        kinds = engine.store.root_kinds()
-        roots = sorted(n for n in engine.store.roots() if kinds.get(n) != MEMORY_KIND)
-    return {"dir": str(engine.index_dir), "roots": roots}
+    return {"dir": str(engine.index_dir), "roots": sorted(engine.naming_roots())}
 
 
 def index_line(info: dict[str, Any]) -> str:
@@ -76,18 +72,18 @@ def index_line(info: dict[str, Any]) -> str:
     return f"index {folder} (roots: {', '.join(info['roots']) or 'none'})"
 
 
-def search_payload(ctx: Context, response: SearchResponse, grow_to: int = 0) -> dict[str, Any]:
+def search_payload(ctx: Context, response: SearchResponse) -> dict[str, Any]:
     """The response with each result's text capped (``explain`` kept when asked for).
 
-    A result carries at most ``limits.content_chars`` (or ``grow_to`` when larger: an
-    expansion asked for is not cut back) and a call at most ``limits.payload_chars`` in all.
+    A result carries at most ``limits.content_chars`` (or the search's ``expand_chars`` when
+    larger: an expansion is not cut back) and a call at most ``limits.payload_chars`` in all.
     A result past that budget keeps its snippet (its content is empty, marked truncated);
     so does a result whose section a better result's expansion holds (``expanded_in``).
     """
     limits = ctx.limits
     per_result = limits.content_chars
     if per_result is not None:
-        per_result = max(per_result, grow_to)
+        per_result = max(per_result, response.expand_chars)
     budget = limits.payload_chars
     results = []
     changes = ctx.engine.last_changes(h.doc_id for h in response.hits)

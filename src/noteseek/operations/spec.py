@@ -39,6 +39,9 @@ class Operation:
     mcp: bool = True
     needs_index: bool = False
     """Refused as unavailable while no index exists (instead of "not found")."""
+    finish: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+    """Work on the result that needs no engine (rendering HTML), done once the engine is
+    released, so a long note does not hold up the searches waiting for it."""
     reads_index: bool = False
     """Answers from what the index holds: refused as unavailable while the index is damaged,
     rather than answering from the part of it that can still be read (so does every

@@ -24,6 +24,7 @@ from noteseek.operations.params import (
     QueryDocuments,
     Rebuild,
     Reindex,
+    RenderDocument,
 )
 from noteseek.operations.results import (
     ChunkOut,
@@ -34,6 +35,7 @@ from noteseek.operations.results import (
     LinksOut,
     MigrateOut,
     ReindexOut,
+    RenderOut,
     SearchOut,
     StatusOut,
 )
@@ -167,6 +169,22 @@ OPERATIONS: dict[str, Operation] = {
             "frontmatter relations, typed, with the line they are on; a link to a note that "
             "does not exist yet is a placeholder) and the documents linking to it.",
             http=HttpRoute("GET", "/links/{path:path}"),
+            needs_index=True,
+        ),
+        Operation(
+            "render_document",
+            "A document rendered as safe HTML, with its headings, links and backlinks",
+            RenderDocument,
+            RenderOut,
+            reading.render_document,
+            True,
+            _READ_ERRORS,
+            description="The web page's view of a document: sanitized HTML whose blocks carry "
+            "their source lines, its headings, outgoing links and backlinks. HTML is for "
+            "people: agents read get_document.",
+            http=HttpRoute("GET", "/render/{path:path}"),
+            mcp=False,
+            finish=reading.rendered,
             needs_index=True,
         ),
         Operation(

@@ -10,16 +10,8 @@ from datetime import UTC, datetime, timedelta
 
 from noteseek.analysis import unicode_text
 from noteseek.globs import GlobError, check_patterns
+from noteseek.sources.registry import kinds_in_scope, spec_of
 from noteseek.types import Filters
-
-SOURCES = ("docs", "memory", "commits", "all")
-"""What a search looks in: documents (every root but memory folders and git histories),
-memories, commits, or everything."""
-MEMORY_KINDS = frozenset({"memory"})
-"""Root kinds that hold memories rather than documents."""
-COMMIT_KINDS = frozenset({"git"})
-"""Root kinds that hold commits rather than documents."""
-_SOURCE_KINDS = {"memory": MEMORY_KINDS, "commits": COMMIT_KINDS}
 
 _RELATIVE_RE = re.compile(r"^(\d+)\s*(h|d|w|m|y)$")
 _UNIT_DAYS = {"h": 1 / 24, "d": 1, "w": 7, "m": 30, "y": 365}
@@ -187,15 +179,17 @@ def build_filters(
 
 
 def kinds_for(source: str, root_kinds: Iterable[str]) -> list[str]:
-    """The root kinds a search of ``source`` looks in, given the kinds the index has; empty
-    when every root qualifies (no filter needed). Raises FilterError for an unknown source."""
-    if source not in SOURCES:
-        raise FilterError(f"source must be one of {', '.join(SOURCES)}, got {source!r}")
+    """The root kinds a search of ``source`` (a scope: ``docs``, ``memory``, ...) looks in,
+    given the kinds the index has; empty when every root qualifies (no filter needed).
+    Raises FilterError for an unknown scope."""
     present = set(root_kinds)
-    if source == "all":
-        return []
-    wanted = _SOURCE_KINDS.get(source) or present - MEMORY_KINDS - COMMIT_KINDS
+    for kind in present:
+        spec_of(kind)  # a kind of an installed plugin is registered once met
+    try:
+        wanted = set(kinds_in_scope(source))
+    except ValueError as exc:
+        raise FilterError(str(exc)) from None
     if present <= wanted:
         return []
-    # Nothing of that source indexed: a kind no root has lets nothing through.
-    return sorted(wanted & present) or sorted(wanted) or ["files"]
+    # Nothing of that scope indexed: a kind no root has lets nothing through.
+    return sorted(wanted & present) or sorted(wanted)

@@ -85,6 +85,19 @@ class ReadError(Exception):
     """A document could not be read; the message is the reason the indexer records."""
 
 
+class WriteRefused(Exception):
+    """A kind's writer refused or failed a write (a memory folder's); the message says what to
+    do. The doors answer it as invalid unless it is one of the kinds below."""
+
+
+class WriteNotFound(WriteRefused):
+    """The document to change does not exist."""
+
+
+class WriteConflict(WriteRefused):
+    """Another document has that name, or another writer holds the folder."""
+
+
 @dataclass(frozen=True, slots=True)
 class SourceContext:
     """What every source of one index is built with besides its root's own settings."""

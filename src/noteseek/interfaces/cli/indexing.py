@@ -102,9 +102,7 @@ def index(
             embed_progress=embed_progress,
         )
         if name is not None:
-            kinds = engine.store.root_kinds()
-            indexed = {n: p for n, p in engine.store.roots().items() if kinds.get(n) != "memory"}
-            register(name, engine.index_dir, indexed, use=True)
+            register(name, engine.index_dir, engine.naming_roots(), use=True)
     _print_report(data, as_json)
     if name is not None and not as_json:
         err.print(f"index named {escape(name)!r} and in use (noteseek use --list shows them all)")

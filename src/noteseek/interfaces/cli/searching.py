@@ -27,7 +27,7 @@ from noteseek.interfaces.cli.common import (
 )
 from noteseek.operations import Context
 from noteseek.operations.runtime import settle_heap
-from noteseek.operations.search import index_line
+from noteseek.operations.search import index_line, scope_operation
 
 QuietOpt = Annotated[
     bool,
@@ -133,7 +133,13 @@ def search(
         raise fail("give a query, or --queries FILE (not both)", EXIT_USAGE)
     if hypothesis and compressed:
         raise fail("--hypothesis and --compressed do not combine; give one", EXIT_USAGE)
-    if source == "commits":
+    # A scope whose kind answers with its own unit (a commit) has an operation of its own; an
+    # unknown scope is refused by the operation's parameters.
+    try:
+        unit = scope_operation(source) if source else None
+    except ValueError:
+        unit = None
+    if unit is not None:
         refused = {
             "--path": path,
             "--exclude": exclude,
@@ -161,7 +167,7 @@ def search(
             "include_diff": diff or None,
             "explain": explain or None,
         }
-        _search_commits(query, queries, commit_args, as_json, quiet)
+        _search_commits(unit, query, queries, commit_args, as_json, quiet)
         return
     if author or changed or diff:
         raise fail("--author, --file and --diff need --source commits", EXIT_USAGE)
@@ -227,13 +233,18 @@ def search(
 
 
 def _search_commits(
-    query: str | None, queries: Path | None, args: dict[str, Any], as_json: bool, quiet: bool
+    operation: str,
+    query: str | None,
+    queries: Path | None,
+    args: dict[str, Any],
+    as_json: bool,
+    quiet: bool,
 ) -> None:
     with opened(need_index=True) as ctx:
         if queries is not None:
-            _batch(ctx, "search_git_history", "query", queries, args)
+            _batch(ctx, operation, "query", queries, args)
             return
-        response = call(ctx, "search_git_history", {**args, "query": query})
+        response = call(ctx, operation, {**args, "query": query})
     commits = response["commits"]
     if as_json:
         out.print_json(json.dumps(response, ensure_ascii=False))

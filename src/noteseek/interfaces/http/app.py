@@ -270,7 +270,7 @@ def create_app(runtime: Runtime, serve: ServeSettings, mcp_server: Any = None) -
     if manager is not None:
         endpoint = McpEndpoint(manager, token_checker(token))
         app.router.routes.append(Route("/mcp", endpoint, include_in_schema=False))
-    web.install(app, runtime, auth)  # last: the page is mounted at "/"
+    web.install(app)  # last: the page is mounted at "/"
 
     app.add_middleware(BodyLimit, limit=serve.max_body_bytes)
     app.add_middleware(HostGuard, names=names, cors_origins=serve.cors_origins)

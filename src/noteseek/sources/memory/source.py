@@ -4,7 +4,7 @@ mcp-markdown-ragdocs lay it out.
 * ``MEMORY.md``: long-lived facts;
 * ``memory/YYYY-MM-DD.md``: daily logs, appended to during the day;
 * any other Markdown file: one memory, with frontmatter ``type``, ``status``, ``tags``,
-  ``created_at`` (see :mod:`noteseek.sources.memory_folder`, which writes them);
+  ``created_at`` (see :mod:`noteseek.sources.memory.folder`, which writes them);
 * ``.trash/``: deleted memories, kept for ``restore`` and never indexed.
 
 It is a files source with the rules a memory folder needs: hidden files and folders (the
@@ -21,15 +21,11 @@ from dataclasses import replace
 
 from noteseek.config import RootConfig
 from noteseek.sources.base import PathScan, ScanResult, SourceContext
-from noteseek.sources.files import FilesSource
-
-MEMORY_KIND = "memory"
+from noteseek.sources.folder import FolderSource
 
 
-class MemorySource(FilesSource):
+class MemorySource(FolderSource):
     """A root of kind ``memory``."""
-
-    kind = MEMORY_KIND
 
     def __init__(self, name: str, root: RootConfig, context: SourceContext) -> None:
         super().__init__(name, root, context)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-from noteseek.sources.git_cli import GitError, GitMissing, is_hash, shallow_commits, stream
+from noteseek.sources.git.cli import GitError, GitMissing, is_hash, shallow_commits, stream
 
 READ_LIMIT = 1 << 16
 """Longest line read from git at once: a longer one (a minified file, a huge message line)

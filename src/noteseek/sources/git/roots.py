@@ -17,7 +17,8 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from noteseek.config import RootConfig
-from noteseek.sources.git import GIT_KIND, find_repositories
+from noteseek.sources.git import GIT_KIND
+from noteseek.sources.git.source import find_repositories
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 

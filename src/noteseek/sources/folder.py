@@ -20,21 +20,21 @@ from noteseek.sources.walk import (
     within,
 )
 
-__all__ = ["FilesSource", "ScanRules", "read_regular", "scan_paths", "scan_root"]
+__all__ = ["FolderSource", "ScanRules", "read_regular", "scan_paths", "scan_root"]
 
 
-class FilesSource:
-    """A root of kind ``files``: the files under ``path`` that its rules admit.
+class FolderSource:
+    """A root over a folder (kind ``files``, and the base of other folder kinds): the files
+    under ``path`` that its rules admit.
 
     Its documents are files on disk, so :attr:`FoundFile.abspath` is set and the indexer's
     worker processes open large runs' files themselves instead of passing bytes between
     processes; everything else reads through :meth:`read`.
     """
 
-    kind = "files"
-
     def __init__(self, name: str, root: RootConfig, context: SourceContext) -> None:
         self.name = name
+        self.kind = root.kind
         self.folder = Path(root.path).expanduser()
         self.location = str(self.folder.resolve())
         ix = context.index

@@ -5,13 +5,13 @@ The layout is the one memsearch and OpenClaw write, plus mcp-markdown-ragdocs' n
 ``MEMORY.md`` at the top (long-lived facts), ``memory/YYYY-MM-DD.md`` daily logs (OpenClaw also
 writes ``memory/YYYY-MM-DD-<slug>.md`` session notes beside them), any other visible ``*.md`` as a
 named memory, and ``.trash/`` for soft-deleted ones. The scanning source and the writer
-(:mod:`noteseek.sources.memory_folder`) share these rules, so what one writes the other finds.
+(:mod:`noteseek.sources.memory.folder`) share these rules, so what one writes the other finds.
 
 A name is a memory's path relative to the folder without ``.md``. Names arrive from agents
 (MCP, HTTP), so they are untrusted: :func:`check_name` refuses anything that could leave the
 folder, hide a file, collide with the layout or surprise a person reading the folder. Field
 values arrive the same way and are cleaned by the ``clean_*`` functions. The reading and writing
-of files is :class:`~noteseek.sources.memory_folder.MemoryFolder`'s.
+of files is :class:`~noteseek.sources.memory.folder.MemoryFolder`'s.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ import yaml
 
 from noteseek.parse.frontmatter import load_frontmatter
 from noteseek.parse.inline import clean_tag
+from noteseek.sources.base import WriteConflict, WriteNotFound, WriteRefused
 
 MEMORY_TYPES: tuple[str, ...] = ("plan", "journal", "fact", "observation", "reflection")
 """The frontmatter ``type`` values of mcp-markdown-ragdocs' memory lane."""
@@ -44,7 +45,7 @@ MAX_NAME_CHARS = 200
 MemoryKind = Literal["long_term", "daily", "memory"]
 
 
-class MemoryFolderError(Exception):
+class MemoryFolderError(WriteRefused):
     """A memory operation was refused or failed; the message says what to do."""
 
 
@@ -52,11 +53,11 @@ class InvalidName(MemoryFolderError):
     """The name is not allowed (outside the folder, hidden, reserved, bad characters)."""
 
 
-class NotFound(MemoryFolderError):
+class NotFound(MemoryFolderError, WriteNotFound):
     """No memory (or trashed memory) has that name."""
 
 
-class Conflict(MemoryFolderError):
+class Conflict(MemoryFolderError, WriteConflict):
     """A different memory already has that name."""
 
 
@@ -64,7 +65,7 @@ class TooLarge(MemoryFolderError):
     """A text or a file would exceed the folder's size bounds."""
 
 
-class Busy(MemoryFolderError):
+class Busy(MemoryFolderError, WriteConflict):
     """Another writer held the folder's lock for longer than the timeout."""
 
 

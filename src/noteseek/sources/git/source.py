@@ -2,7 +2,7 @@
 
 A root ``kind = "git"`` names a folder inside a work tree (or a bare repository). Its
 documents are the commits reachable from branches, remote-tracking branches, tags and HEAD,
-each named by its full hash and rendered as Markdown (:mod:`noteseek.sources.git_render`).
+each named by its full hash and rendered as Markdown (:mod:`noteseek.sources.git.render`).
 A commit never changes, so its fingerprint (its committer time, size 0) never does either:
 the indexer reads a commit once, ever. A history rewrite (rebase, amend, force-push, a
 deleted branch) makes commits unreachable; they drop out of the next scan and the indexer
@@ -29,7 +29,8 @@ from noteseek.sources.base import (
     ScanResult,
     SourceContext,
 )
-from noteseek.sources.git_cli import (
+from noteseek.sources.git import GIT_KIND
+from noteseek.sources.git.cli import (
     GitError,
     common_dir,
     is_hash,
@@ -38,10 +39,8 @@ from noteseek.sources.git_cli import (
     run,
     toplevel,
 )
-from noteseek.sources.git_log import Commit, DiffBounds, read_commits
-from noteseek.sources.git_render import render_commit
-
-GIT_KIND = "git"
+from noteseek.sources.git.log import Commit, DiffBounds, read_commits
+from noteseek.sources.git.render import render_commit
 
 _REF_NAMES = frozenset({"HEAD", "ORIG_HEAD", "FETCH_HEAD", "packed-refs", "shallow"})
 """Files of a git dir whose change may change which commits are reachable."""

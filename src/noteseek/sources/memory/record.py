@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from noteseek.parse.frontmatter import frontmatter_tags
-from noteseek.sources.memory_format import (
+from noteseek.sources.memory.format import (
     MemoryKind,
     as_datetime,
     daily_date,

@@ -7,7 +7,7 @@ folder, fsync, rename, fsync of the folder), holds the folder's lock file (agent
 processes may write at once), is bounded in size, and never rewrites a file it cannot read
 faithfully (invalid frontmatter, not UTF-8): such a file is reported, and left for a person to
 fix. The layout, the names, the field values, the errors and :class:`MemoryRecord` are in
-:mod:`noteseek.sources.memory_format`.
+:mod:`noteseek.sources.memory.format`.
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ from typing import Any
 
 import filelock
 
-from noteseek.sources import memory_format as fmt
-from noteseek.sources.memory_format import (
+from noteseek.sources.memory import format as fmt
+from noteseek.sources.memory.format import (
     MEMORY_STATUSES,
     MEMORY_TYPES,
     TRASH,
@@ -37,7 +37,7 @@ from noteseek.sources.memory_format import (
     MemoryKind,
     NotFound,
 )
-from noteseek.sources.memory_record import MemoryRecord, build_record, fields_match
+from noteseek.sources.memory.record import MemoryRecord, build_record, fields_match
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, timezone
 
-from noteseek.sources.git_log import Commit, FileChange
+from noteseek.sources.git.log import Commit, FileChange
 
 Range = tuple[int, int]
 """1-based, inclusive first and last line."""

@@ -1,0 +1,56 @@
+"""The git kind: a repository's commit history, one document per commit.
+
+Its spec: commits answer the ``commits`` scope; a commit's date says when, not how relevant
+(no recency: "when" is asked with after/before), its hunks are its sections (no per-document
+cap; ``git.document_weight``); commits are not notes (they stay out of the link graph, and
+their always-real dates say nothing about whether the notes' dates are); the page renders
+the Markdown its source writes; ``[git] discover`` finds the repositories of the other roots;
+and many commits are read in one ``git log`` by the bulk preparer
+(``noteseek.indexing.commits``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from noteseek.config import LoadedConfig, RootConfig, Settings
+from noteseek.sources.spec import KindSpec, Profile
+
+if TYPE_CHECKING:
+    from noteseek.sources.base import Source, SourceContext
+
+GIT_KIND = "git"
+COMMITS_SCOPE = "commits"
+
+
+def _open(name: str, root: RootConfig, context: SourceContext) -> Source:
+    from noteseek.sources.git.source import GitSource
+
+    return GitSource(name, root, context)
+
+
+def profile(settings: Settings) -> Profile:
+    return Profile(recency=(), document_weight=settings.git.document_weight, max_per_document=0)
+
+
+def _discovered(config: LoadedConfig, roots: Mapping[str, RootConfig]) -> dict[str, RootConfig]:
+    if not config.settings.git.discover:
+        return {}
+    from noteseek.sources.git.roots import discover_git_roots
+
+    return discover_git_roots(roots)
+
+
+SPEC = KindSpec(
+    GIT_KIND,
+    _open,
+    scope=COMMITS_SCOPE,
+    profile=profile,
+    joins_graph=False,
+    judges_dates=False,
+    renders_markdown=True,
+    discovered_roots=_discovered,
+    preparer="noteseek.indexing.commits:commit_outcomes",
+    search_operation="search_git_history",
+)
