@@ -179,6 +179,9 @@ def test_a_kind_from_an_installed_package_works_on_every_door(tmp_path: Path) ->
         assert page.status_code == 200, page.text
         assert page.json()["title"] == "Export is slow"
         assert "<h1" in page.json()["html"] and "CSV export" in page.json()["html"]
+        # The page's "Search in" list comes from the status: the kind's scope is there.
+        scopes = client.get("/status").json()["scopes"]
+        assert {"name": "tickets", "kinds": ["tickets"], "operation": None} in scopes
         bad = client.post("/query_documents", json={**body, "source": "nowhere"})
         assert bad.status_code == 400
         assert "tickets" in bad.json()["error"]

@@ -24,7 +24,7 @@ import pytest
 from noteseek.config import ConfigError
 from noteseek.embed.chat import ChatClient, ChatError
 from noteseek.embed.onnx import MODELS, OnnxEmbedder
-from noteseek.search.summarize import (
+from noteseek.sources.memory.summarize import (
     DEFAULT_PROMPT,
     ChatSummarizer,
     ExtractiveSummarizer,

@@ -31,7 +31,7 @@ from noteseek.store.base import FileRow
 if TYPE_CHECKING:  # the summarisers (numpy, httpx, the parsers) load with a flush
     from noteseek.engine import Engine
     from noteseek.engine.live import IndexService
-    from noteseek.search.summarize import Passage, Summarizer
+    from noteseek.sources.memory.summarize import Passage, Summarizer
 
 
 @dataclass(frozen=True, slots=True)
@@ -265,7 +265,7 @@ class Memories:
             rows.append((fields.created_at, row))
         rows.sort(key=lambda item: (item[0], item[1].path))
         store = self.state.store
-        from noteseek.search.summarize import Passage
+        from noteseek.sources.memory.summarize import Passage
 
         passages = [
             Passage(_name(row.path), chunk.text, chunk.start_line, chunk.end_line)
@@ -325,7 +325,7 @@ class Memories:
         """The LLM endpoint of ``[flush]`` when one is set, else the offline extractive
         summariser over this index's embedding model. The API key is read from the
         environment here and never kept anywhere else."""
-        from noteseek.search.summarize import ChatSummarizer, ExtractiveSummarizer, load_prompt
+        from noteseek.sources.memory.summarize import ChatSummarizer, ExtractiveSummarizer, load_prompt
 
         flush = self.settings.flush
         if not flush.base_url:

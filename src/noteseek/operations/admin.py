@@ -11,6 +11,7 @@ from noteseek import __version__
 from noteseek.operations.context import Context
 from noteseek.operations.errors import Invalid, Unavailable
 from noteseek.operations.params import IndexRoots, Migrate, NoParams, Rebuild, Reindex
+from noteseek.sources.registry import kinds_in_scope, scope_operation, scopes, spec_of
 
 if TYPE_CHECKING:
     from noteseek.engine import Engine
@@ -18,6 +19,8 @@ if TYPE_CHECKING:
 
 def index_status(ctx: Context, _p: NoParams) -> dict[str, Any]:
     status = ctx.engine.status()
+    for root in status.get("roots", []):
+        spec_of(root.get("kind"))  # a kind from an installed package is registered once met
     problems = status.get("problems", [])
     cap = ctx.limits.problems
     service = ctx.service.state() if ctx.service is not None else None
@@ -42,6 +45,10 @@ def index_status(ctx: Context, _p: NoParams) -> dict[str, Any]:
         "last_run": status.get("last_run"),
         "notices": status.get("notices", []),
         "version": __version__,
+        "scopes": [
+            {"name": name, "kinds": kinds_in_scope(name), "operation": scope_operation(name)}
+            for name in scopes()
+        ],
         "service": service,
         "queue": {
             "paths": (service or {}).get("queued_paths", 0),

@@ -288,6 +288,15 @@ class QueueStatus(BaseModel):
     jobs: int = Field(description="Re-index and reconcile jobs waiting.")
 
 
+class ScopeOut(BaseModel):
+    name: str = Field(description="What `source` takes: docs, memory, commits, all, ...")
+    kinds: list[str] = Field(description="The root kinds whose documents it holds.")
+    operation: str | None = Field(
+        description="The operation that answers it with its kind's own unit (commits: "
+        "search_git_history); null: query_documents."
+    )
+
+
 class StatusOut(BaseModel):
     status: Literal["ready", "indexing", "damaged"]
     damaged: str | None = Field(
@@ -319,6 +328,9 @@ class StatusOut(BaseModel):
     last_run: dict[str, Any] | None
     notices: list[str]
     version: str
+    scopes: list[ScopeOut] = Field(
+        default_factory=list, description="What a search can look in (the registered kinds)."
+    )
     service: ServiceState | None = None
     queue: QueueStatus
 

@@ -26,7 +26,19 @@
     cache: new Map(),
     doc: null,
     tokenWaiters: null,
+    scopes: null, // scope name -> the operation answering it (null: query_documents)
+    scopeWaiters: [],
   };
+
+  // What a search can look in comes from the index's status (the registered source kinds),
+  // with the operation that answers each: a kind with results of its own (commits) has one.
+  const SCOPE_LABELS = {
+    docs: "Notes and docs",
+    memory: "Agent memory",
+    commits: "Git history",
+    all: "Everything",
+  };
+  const SCOPE_WAIT_MS = 3000;
 
   // -- small DOM helpers ------------------------------------------------------------------------
 
@@ -285,6 +297,33 @@
     return { ...data, results };
   }
 
+  function showScopes(scopes) {
+    const ops = new Map(scopes.map((sc) => [sc.name, sc.operation]));
+    const select = $("f-source");
+    const names = [...select.options].map((o) => o.value);
+    if (names.join() !== scopes.map((sc) => sc.name).join()) {
+      const current = select.value;
+      select.replaceChildren(
+        ...scopes.map((sc) => el("option", { value: sc.name, text: SCOPE_LABELS[sc.name] || sc.name })),
+      );
+      if (ops.has(current)) select.value = current;
+    }
+    state.scopes = ops;
+    for (const wake of state.scopeWaiters.splice(0)) wake();
+  }
+
+  // The operation answering a scope; documents need no wait, others wait for the first status.
+  async function scopeOperation(source) {
+    if (!source || source === "docs") return null;
+    if (!state.scopes) {
+      await new Promise((resolve) => {
+        state.scopeWaiters.push(resolve);
+        setTimeout(resolve, SCOPE_WAIT_MS);
+      });
+    }
+    return (state.scopes && state.scopes.get(source)) || null;
+  }
+
   async function runSearch(params) {
     const key = params.toString();
     const seq = ++state.searchSeq;
@@ -294,8 +333,9 @@
     if (!data) {
       $("result-count").textContent = "Searching…";
       try {
+        const op = await scopeOperation(params.get("source"));
         data =
-          params.get("source") === "commits"
+          op === "search_git_history"
             ? commitsAsResults(await api("POST", "/search_git_history", commitBody(params)))
             : await api("POST", "/query_documents", queryBody(params));
       } catch (err) {
@@ -840,6 +880,7 @@
   }
 
   function showStatus(s) {
+    if (s.scopes && s.scopes.length) showScopes(s.scopes);
     const indexing = s.status !== "ready";
     $("st-state").textContent = indexing ? "indexing" : "ready";
     $("st-state").className = indexing ? "busy" : "ok";
