@@ -325,7 +325,11 @@ class Memories:
         """The LLM endpoint of ``[flush]`` when one is set, else the offline extractive
         summariser over this index's embedding model. The API key is read from the
         environment here and never kept anywhere else."""
-        from noteseek.sources.memory.summarize import ChatSummarizer, ExtractiveSummarizer, load_prompt
+        from noteseek.sources.memory.summarize import (
+            ChatSummarizer,
+            ExtractiveSummarizer,
+            load_prompt,
+        )
 
         flush = self.settings.flush
         if not flush.base_url:
