@@ -20,7 +20,6 @@ and the report says so (``rebuilt_because``).
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -33,6 +32,7 @@ from noteseek.engine.state import IndexState
 from noteseek.graph.sync import refresh_communities, sync_graph
 from noteseek.indexing.embedding import EmbedReport, embed_pending
 from noteseek.store.base import IndexCorrupt, StoreError
+from noteseek.store.errors import UNREADABLE
 from noteseek.store.factory import backend_for, hold_roots, writing_graph
 
 if TYPE_CHECKING:  # the indexer and the parsers load with the first write, not for a search
@@ -239,7 +239,7 @@ class Indexing:
         """The keyword-only choice of an index about to be deleted (None if unreadable)."""
         try:
             return self.state.keyword_only()
-        except (StoreError, sqlite3.Error):  # a damaged file may not answer: choice lost
+        except UNREADABLE:  # a damaged file may not answer: choice lost
             return None
 
     def _embed_after_index(
