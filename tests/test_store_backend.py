@@ -5,6 +5,7 @@ in-process, standing for any Milvus (a server's URI is only described, never rea
 
 from __future__ import annotations
 
+import ast
 import sqlite3
 import subprocess
 import sys
@@ -15,12 +16,15 @@ from pydantic import SecretStr
 
 from noteseek.config import Settings
 from noteseek.config.milvus import MilvusSettings
+from noteseek.eval.coverage import partial_index
 from noteseek.store.backend import INDEX_FILE, SQLiteBackend
 from noteseek.store.base import Store, StoreError
 from noteseek.store.errors import UNREADABLE, is_interrupt
 from noteseek.store.factory import backend_for
 from noteseek.store.migrate import MigrateError, target
-from tests.store_conformance.build import fill
+from tests.store_conformance.build import MODEL, fill, store_vectors
+
+PACKAGE = Path(__file__).resolve().parents[1] / "src" / "noteseek"
 
 
 def never() -> Store:
@@ -118,11 +122,60 @@ def test_a_target_is_a_backend_by_the_migrate_rule(tmp_path: Path) -> None:
     assert "pw" not in str(bad.value)
 
 
+def test_the_embedded_index_is_copied_with_part_of_its_vectors(tmp_path: Path) -> None:
+    index = tmp_path / "index"
+    store, _ = SQLiteBackend(index).open()
+    fill(store)
+    store_vectors(store)
+    total = len(store.vector_chunk_keys(MODEL))
+    store.close()
+    (index / "beside.txt").write_text("kept", encoding="utf-8")
+    copy = partial_index(index, 0.5)
+    assert (copy / "beside.txt").read_text(encoding="utf-8") == "kept"
+    with sqlite3.connect(copy / INDEX_FILE) as conn:
+        kept = conn.execute("SELECT count(*) FROM vectors").fetchone()[0]
+    original, _ = SQLiteBackend(index).open(readonly=True)
+    assert len(original.vector_chunk_keys(MODEL)) == total  # the source keeps every vector
+    original.close()
+    assert 0 < kept < total
+
+
 def test_interrupts_and_unmapped_database_errors_are_recognised_by_the_store() -> None:
     assert is_interrupt(sqlite3.OperationalError("interrupted"))
     assert not is_interrupt(sqlite3.OperationalError("database is locked"))
     assert not is_interrupt(RuntimeError("interrupted"))
     assert issubclass(sqlite3.DatabaseError, UNREADABLE) and issubclass(StoreError, UNREADABLE)
+
+
+def test_nothing_above_the_store_asks_which_backend_it_has() -> None:
+    """No module outside store/ imports a backend's driver or package, names MilvusConfig or
+    asks whether the backend is a string (the old "sqlite" marker)."""
+    found = []
+    for path in PACKAGE.rglob("*.py"):
+        if path.relative_to(PACKAGE).parts[0] == "store":
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            names: list[str] = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                names = [node.module or ""] + [a.name for a in node.names]
+            bad = [
+                n
+                for n in names
+                if n == "sqlite3"
+                or n == "MilvusConfig"
+                or n.startswith(("noteseek.store.sqlite", "noteseek.store.milvus"))
+            ]
+            if (
+                isinstance(node, ast.Call)
+                and getattr(node.func, "id", "") == "isinstance"
+                and "backend" in ast.unparse(node.args[0])
+            ):
+                bad.append(ast.unparse(node))
+            found += [f"{path.relative_to(PACKAGE)}:{node.lineno}: {b}" for b in bad]
+    assert found == []
 
 
 def test_the_embedded_index_never_loads_the_milvus_client(tmp_path: Path) -> None:

@@ -223,6 +223,14 @@ class SQLiteBackend:
     def missing(self) -> str | None:
         return None
 
+    def copy_to(self, target: Path, keep: Callable[[list[str]], Iterable[str]]) -> None:
+        """Copy the index file into folder ``target`` (a consistent copy, even while it is
+        written), keeping the vectors of only the embedding keys ``keep`` picks from all
+        of them, sorted (``noteseek eval --coverage``: an index part embedded)."""
+        from noteseek.store.sqlite.transfer import copy_keeping_vectors
+
+        copy_keeping_vectors(self.file, target / INDEX_FILE, keep)
+
 
 @dataclass(frozen=True)
 class MilvusBackend:
