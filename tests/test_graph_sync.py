@@ -19,6 +19,7 @@ from noteseek.graph.sync import (
     refresh_communities,
     sync_graph,
 )
+from noteseek.store.backend import MilvusBackend
 from noteseek.store.base import Store
 from noteseek.store.factory import open_store
 from noteseek.store.milvus import MilvusConfig
@@ -39,7 +40,7 @@ def open_backend(tmp_path: Path, backend: str) -> Store:
         store, _ = open_store(tmp_path / "index")
     else:
         config = MilvusConfig(uri=str(tmp_path / "milvus.db"), prefix="sync")
-        store, _ = open_store(tmp_path / "index", backend=config)
+        store, _ = MilvusBackend(config).open()
     return store
 
 

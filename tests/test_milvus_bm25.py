@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from noteseek.store.backend import MilvusBackend, SQLiteBackend
 from noteseek.store.base import Store
-from noteseek.store.factory import open_store
 from noteseek.store.milvus import MilvusConfig
 from noteseek.types import Clause, Filters, KeywordQuery
 from tests.store_conformance.build import ROOT_KINDS, ROOTS, make_file
@@ -70,8 +70,9 @@ def stores(tmp_path: Path) -> Iterator[tuple[Store, Store]]:
     rng = random.Random(7)
     files = corpus(rng)
     opened = []
-    for backend in ("sqlite", MilvusConfig(uri=str(tmp_path / "m.db"), prefix="bm25")):
-        store, _ = open_store(tmp_path / "index", backend=backend)
+    lite = MilvusBackend(MilvusConfig(uri=str(tmp_path / "m.db"), prefix="bm25"))
+    for backend in (SQLiteBackend(tmp_path / "index"), lite):
+        store, _ = backend.open()
         with store.transaction():
             for name, path in ROOTS.items():
                 store.ensure_root(name, path, ROOT_KINDS[name])

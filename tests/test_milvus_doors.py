@@ -416,16 +416,16 @@ def test_a_held_lite_file_is_named_by_every_door_and_the_writer_starts_once_it_i
 def test_threads_of_one_process_open_a_new_lite_file_at_once(tmp_path: Path) -> None:
     """A door's threads (its searches, its background reader) may open the index together:
     Milvus Lite starts one server per file and process, and none of them is refused."""
-    from noteseek.store.factory import open_reader
+    from noteseek.store.backend import MilvusBackend
     from noteseek.store.milvus import MilvusConfig
 
-    backend = MilvusConfig(uri=str(tmp_path / "fresh.db"))
+    backend = MilvusBackend(MilvusConfig(uri=str(tmp_path / "fresh.db")))
     opened: list[Any] = []
     failed: list[BaseException] = []
 
     def open_one() -> None:
         try:
-            opened.append(open_reader(tmp_path, backend=backend))
+            opened.append(backend.reader())
         except BaseException as exc:
             failed.append(exc)
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from noteseek.store.factory import open_store
+from noteseek.store.backend import MilvusBackend
 from noteseek.store.milvus import MilvusConfig, vectors
 from noteseek.types import Filters
 from tests.store_conformance.build import DIM, MODEL, fill, store_vectors, unit
@@ -16,7 +16,7 @@ from tests.store_conformance.build import DIM, MODEL, fill, store_vectors, unit
 def test_a_restricted_search_in_batches_of_keys(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    store, _ = open_store(tmp_path, backend=MilvusConfig(uri=str(tmp_path / "m.db")))
+    store, _ = MilvusBackend(MilvusConfig(uri=str(tmp_path / "m.db"))).open()
     try:
         fill(store)
         stored = store_vectors(store)

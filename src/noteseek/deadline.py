@@ -10,11 +10,12 @@ the writer, derived values shared by every query) are never interrupted.
 
 from __future__ import annotations
 
-import sqlite3
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+
+from noteseek.store.errors import is_interrupt
 
 SQLITE_PROGRESS_STEPS = 10_000
 """SQLite virtual-machine steps between checks: about 0.1 ms of work, under 1 % overhead."""
@@ -49,8 +50,8 @@ def limit(seconds: float) -> Iterator[None]:
     token = _deadline.set(chosen)
     try:
         yield
-    except sqlite3.OperationalError as exc:
-        if "interrupted" in str(exc) and time.monotonic() >= chosen[0]:
+    except Exception as exc:
+        if is_interrupt(exc) and time.monotonic() >= chosen[0]:
             raise DeadlineExceeded(chosen[1]) from None
         raise
     finally:

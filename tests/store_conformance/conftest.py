@@ -1,7 +1,7 @@
 """The conformance suite: one set of tests that every store backend must pass.
 
-Each test takes the ``store`` fixture (a fresh index opened through ``store.factory``), which
-runs once per backend in :data:`BACKENDS`. A new backend joins the list and must pass every
+Each test takes the ``store`` fixture (a fresh index opened by a ``store.backend.Backend``),
+which runs once per backend in :data:`BACKENDS`. A new backend joins the list and must pass every
 test here unchanged; what is specific to one backend (SQL plans, file recovery) is tested
 elsewhere. The data is tiny and made by hand (``build.py``), so the suite takes seconds and
 does not depend on the parser or the analyzer: a store indexes the terms it is given.
@@ -10,25 +10,33 @@ does not depend on the parser or the analyzer: a store indexes the terms it is g
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from noteseek.store.backend import Backend, MilvusBackend, SQLiteBackend
 from noteseek.store.base import Store
-from noteseek.store.factory import open_reader, open_store
 from noteseek.store.milvus import MilvusConfig
 
-Backend = str | MilvusConfig
-
 BACKENDS = ["sqlite", "milvus-lite"]
+PREFIX = "conformance"
 
 
 @pytest.fixture(params=BACKENDS)
-def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Backend:
-    """``sqlite``, or a Milvus Lite index in the test's folder."""
+def backend(request: pytest.FixtureRequest, tmp_path: Path, index_dir: Path) -> Backend:
+    """The SQLite index in ``index_dir``, or a Milvus Lite index in the test's folder."""
     if request.param == "sqlite":
-        return "sqlite"
-    return MilvusConfig(uri=str(tmp_path / "milvus.db"), prefix="conformance")
+        return SQLiteBackend(index_dir)
+    return MilvusBackend(MilvusConfig(uri=str(tmp_path / "milvus.db"), prefix=PREFIX))
+
+
+def another(backend: Backend, folder: Path, prefix: str) -> Backend:
+    """A second index of the same backend: in ``folder`` (SQLite), or under the collection
+    ``prefix`` beside the first (Milvus)."""
+    if isinstance(backend, MilvusBackend):
+        return MilvusBackend(replace(backend.config, prefix=prefix))
+    return SQLiteBackend(folder)
 
 
 @pytest.fixture
@@ -37,21 +45,21 @@ def index_dir(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def store(backend: Backend, index_dir: Path) -> Iterator[Store]:
+def store(backend: Backend) -> Iterator[Store]:
     opened: Store
-    opened, notice = open_store(index_dir, backend=backend)
+    opened, notice = backend.open()
     assert notice is None
     yield opened
     opened.close()
 
 
 @pytest.fixture
-def second_handle(backend: Backend, index_dir: Path, store: Store) -> Iterator[Callable[[], Store]]:
+def second_handle(backend: Backend, store: Store) -> Iterator[Callable[[], Store]]:
     """Opens more read-only handles on the store's index (all closed after the test)."""
     handles: list[Store] = []
 
     def open_one() -> Store:
-        handle = open_reader(index_dir, backend=backend)
+        handle = backend.reader()
         handles.append(handle)
         return handle
 

@@ -8,10 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from noteseek.store.backend import Backend
 from noteseek.store.base import EdgeRow, Store
-from noteseek.store.factory import open_store
 from noteseek.store.migrate import copy_index, counts, is_empty
-from noteseek.store.milvus import MilvusConfig
 from noteseek.types import Filters
 from tests.store_conformance.build import (
     DIM,
@@ -23,15 +22,13 @@ from tests.store_conformance.build import (
     store_vectors,
     words,
 )
-from tests.store_conformance.conftest import Backend
+from tests.store_conformance.conftest import PREFIX, another
 
 
 @pytest.fixture
 def other(backend: Backend, tmp_path: Path) -> Iterator[Store]:
     """A second, empty index of the same backend."""
-    if isinstance(backend, MilvusConfig):
-        backend = MilvusConfig(uri=backend.uri, prefix="copy")
-    opened, _ = open_store(tmp_path / "copy", backend=backend)
+    opened, _ = another(backend, tmp_path / "copy", "copy").open()
     yield opened
     opened.close()
 
@@ -125,9 +122,7 @@ def test_wipe_leaves_nothing(store: Store) -> None:
 
 def test_wipe_leaves_another_index_alone(store: Store, backend: Backend, tmp_path: Path) -> None:
     """Another index beside it (in Milvus: a prefix that starts with this one's) keeps all."""
-    if isinstance(backend, MilvusConfig):
-        backend = MilvusConfig(uri=backend.uri, prefix=f"{backend.prefix}_x")
-    beside, _ = open_store(tmp_path / "beside", backend=backend)
+    beside, _ = another(backend, tmp_path / "beside", f"{PREFIX}_x").open()
     try:
         populated(beside)
         before = counts(beside)

@@ -20,7 +20,6 @@ and the report says so (``rebuilt_because``).
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -33,7 +32,7 @@ from noteseek.engine.state import IndexState
 from noteseek.graph.sync import refresh_communities, sync_graph
 from noteseek.indexing.embedding import EmbedReport, embed_pending
 from noteseek.store.base import IndexCorrupt, StoreError
-from noteseek.store.factory import backend_for, hold_roots, writing_graph
+from noteseek.store.errors import UNREADABLE
 
 if TYPE_CHECKING:  # the indexer and the parsers load with the first write, not for a search
     from noteseek.indexing.indexer import Indexer, IndexReport, Progress
@@ -124,9 +123,7 @@ class Indexing:
         """Take the leases of roots of an index in Milvus; those another writer holds, with
         the error naming it. The embedded index has one writer (the folder's lock), and its
         store is not opened here (a damaged one is rebuilt without being opened)."""
-        if isinstance(backend_for(self.settings), str):
-            return {}
-        return hold_roots(self.state.store, names)
+        return self.state.backend.hold_roots(lambda: self.state.store, names)
 
     def update_paths(self, root_name: str, rels: Iterable[str]) -> IndexReport:
         """Index only the changed paths ``rels`` (relative to root ``root_name``).
@@ -226,7 +223,7 @@ class Indexing:
     def _update_graph(self) -> None:
         """Take the run's writes into the kept link graph; communities when due."""
         store = self.state.store
-        with writing_graph(store):
+        with self.state.backend.writing_graph(store):
             refresh_communities(store, sync_graph(store, self.state.cap))
 
     def _record_choice(self) -> None:
@@ -239,7 +236,7 @@ class Indexing:
         """The keyword-only choice of an index about to be deleted (None if unreadable)."""
         try:
             return self.state.keyword_only()
-        except (StoreError, sqlite3.Error):  # a damaged file may not answer: choice lost
+        except UNREADABLE:  # a damaged file may not answer: choice lost
             return None
 
     def _embed_after_index(

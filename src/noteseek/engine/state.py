@@ -54,17 +54,7 @@ from noteseek.store.base import (
     StoreError,
     VectorIndex,
 )
-from noteseek.store.factory import (
-    backend_for,
-    damage,
-    describe,
-    foreign_roots,
-    index_file,
-    index_present,
-    open_reader,
-    open_store,
-    remove_index,
-)
+from noteseek.store.factory import Backend, backend_for, damage, index_file
 from noteseek.types import KEYWORD_ONLY_NOTE as KEYWORD_ONLY_NOTE
 
 COMMUNITY_THROTTLE = 60.0
@@ -148,11 +138,16 @@ class IndexState:
         Raises a ``StoreError`` when the index cannot be used (``IndexCorrupt``: damaged).
         """
         if self._store is None:
-            store, self.read_only = open_store(self.index_dir, backend=backend_for(self.settings))
+            store, self.read_only = self.backend.open()
             self._store = store
             self._file = index_file(self.index_dir)
             self._adopt_model(store)
         return self._store
+
+    @property
+    def backend(self) -> Backend:
+        """Where the index is kept, as the settings choose (asked, never type-checked)."""
+        return backend_for(self.settings, self.index_dir)
 
     def _adopt_model(self, store: Store) -> None:
         notice = model_choice.adopt(self.config, store)
@@ -192,7 +187,7 @@ class IndexState:
         # another process, answers from the new index until it is complete.
         index_folder.mark_damaged(self.index_dir, REBUILDING + reason, None)
         self._close_store()
-        removed = remove_index(self.index_dir, backend=backend_for(self.settings))
+        removed = self.backend.remove()
         self.store.change_token()  # creates the new, empty index
         return (
             f"the index was damaged ({reason}): deleted {', '.join(removed) or 'its files'} "
@@ -213,14 +208,13 @@ class IndexState:
         """The backend and where it is, without secrets (and, for Milvus once open, its
         server version and rows per collection)."""
         try:
-            backend = backend_for(self.settings)
-            return describe(backend, None if isinstance(backend, str) else self.store)
+            return self.backend.describe(lambda: self.store)
         except StoreError as exc:
-            return {**describe(backend_for(self.settings)), "error": str(exc)}
+            return {**self.backend.describe(), "error": str(exc)}
 
     @property
     def index_exists(self) -> bool:
-        return index_present(self.index_dir, backend_for(self.settings))
+        return self.backend.present()
 
     def token(self) -> Hashable:
         """The store's change token; None while there is no index (nothing to derive from)."""
@@ -231,7 +225,7 @@ class IndexState:
     @contextlib.contextmanager
     def reader(self) -> Iterator[Store]:
         """A read-only connection of its own, for work on a background thread."""
-        store = open_reader(self.index_dir, backend=backend_for(self.settings))
+        store = self.backend.reader()
         try:
             yield store
         finally:
@@ -292,8 +286,7 @@ class IndexState:
         return self._roots.naming()
 
     def _foreign(self) -> set[str]:
-        shared = not isinstance(backend_for(self.settings), str)
-        return foreign_roots(self.store) if shared else set()
+        return self.backend.foreign_roots(lambda: self.store)
 
     # -- the derived values ----------------------------------------------------------------
 

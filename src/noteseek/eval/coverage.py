@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import random
 import shutil
-import sqlite3
 from pathlib import Path
 
-DB = "index.db"
+from noteseek.store.factory import INDEX_FILE, embedded_backend
+
+DB = INDEX_FILE
 
 
 def partial_index(index: Path, fraction: float, *, seed: int = 7) -> Path:
@@ -23,7 +24,8 @@ def partial_index(index: Path, fraction: float, *, seed: int = 7) -> Path:
     embedding keys (chosen by a seeded shuffle); returns the copy's folder."""
     if not 0.0 <= fraction <= 1.0:
         raise ValueError(f"coverage must be between 0 and 1, got {fraction}")
-    if not (index / DB).is_file():
+    backend = embedded_backend(index)
+    if not backend.file.is_file():
         raise FileNotFoundError(f"{index}: no {DB}")
     target = index.with_name(f"{index.name}-coverage-{fraction:g}")
     if target.exists():
@@ -34,21 +36,10 @@ def partial_index(index: Path, fraction: float, *, seed: int = 7) -> Path:
             continue
         copy = shutil.copytree if item.is_dir() else shutil.copy2
         copy(item, target / item.name)
-    source = sqlite3.connect(index / DB)
-    dest = sqlite3.connect(target / DB)
-    try:
-        source.backup(dest)
-        keys = sorted(
-            r[0]
-            for r in dest.execute("SELECT DISTINCT embed_key FROM chunks WHERE embed_key != ''")
-        )
+
+    def keep(keys: list[str]) -> list[str]:
         random.Random(seed).shuffle(keys)
-        keep = keys[: round(fraction * len(keys))]
-        with dest:
-            dest.execute("CREATE TEMP TABLE keep(key TEXT PRIMARY KEY)")
-            dest.executemany("INSERT INTO keep VALUES (?)", [(k,) for k in keep])
-            dest.execute("DELETE FROM vectors WHERE key NOT IN (SELECT key FROM keep)")
-    finally:
-        source.close()
-        dest.close()
+        return keys[: round(fraction * len(keys))]
+
+    backend.copy_to(target, keep)
     return target

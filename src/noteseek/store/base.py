@@ -525,7 +525,7 @@ class Portable(Protocol):
 
 
 class Store(Catalog, Chunks, KeywordIndex, VectorStore, GraphStore, Portable, Versioned, Protocol):
-    """Every role in one handle: what a backend implements and ``factory.open_store`` returns.
+    """Every role in one handle: what a backend implements and its ``Backend.open`` returns.
 
     A handle may be shared between threads. Other handles (other processes) may open the same
     index at once: one writes, any number read, and a reader sees only committed writes.

@@ -1,7 +1,10 @@
 """What goes wrong with an index, as the errors every store backend raises (re-exported by
-``store.base``)."""
+``store.base``), and how code above the store recognises the database errors a store lets
+through (:data:`DATABASE_ERRORS`, :func:`is_interrupt`) without importing a backend's driver."""
 
 from __future__ import annotations
+
+import sqlite3
 
 
 class StoreError(RuntimeError):
@@ -51,3 +54,20 @@ class WriterConflict(StoreError):
 
 class WriteRejected(ValueError):
     """The store refused one file's rows (a constraint); the run records it and goes on."""
+
+
+DATABASE_ERRORS: tuple[type[Exception], ...] = (sqlite3.Error,)
+"""What a database may raise past a store's translation into store errors: a result the
+store does not map (a damaged file that answers a statement with "no such table", a bug).
+Code that reads an index about to be deleted catches these with :class:`StoreError`
+(:data:`UNREADABLE`)."""
+
+UNREADABLE: tuple[type[Exception], ...] = (StoreError, *DATABASE_ERRORS)
+"""What reading a damaged index may raise: a store error, or one the store let through."""
+
+
+def is_interrupt(exc: BaseException) -> bool:
+    """Whether ``exc`` is a statement the database stopped because its progress handler
+    asked it to (``noteseek/deadline.py``: the request's time budget ran out, or a signal),
+    not a fault of the index."""
+    return isinstance(exc, sqlite3.OperationalError) and "interrupted" in str(exc)

@@ -10,21 +10,104 @@ communities and the last run. The keyword statistics are the target's own, kept 
 of the same rows, so keyword ranking is the same. Memory stays bounded by a batch: the source
 is read a batch of files at a time.
 
-:func:`counts` is what both sides are compared by afterwards.
+:func:`counts` is what both sides are compared by afterwards. :func:`target` turns what the
+user gave as ``--to`` into the backend it names, by one rule:
+
+* ``http://...`` or ``https://...``: a Milvus Server or Zilliz Cloud (``milvus.token`` and
+  ``milvus.db_name`` apply; the collection prefix is ``milvus.collection`` unless given);
+* ``milvus:PATH``, or any path ending in ``.db``: a Milvus Lite file;
+* ``sqlite:FOLDER``, or any other path: the embedded SQLite index in that index folder.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
+from noteseek.config import Settings
+from noteseek.store.backend import INDEX_FILE, Backend
 from noteseek.store.base import Store
+from noteseek.store.factory import embedded_backend, milvus_backend
 
 BATCH = 256
 """Files per batch (one read of the source, one transaction in the target)."""
 
 Progress = Callable[[int, int, str], None]
 """(files done, files in all, the last file's doc id)."""
+
+SCHEMES = ("http://", "https://")
+
+
+class MigrateError(ValueError):
+    """The migration cannot be done as asked (a bad target, a non-empty one, the source)."""
+
+
+def target(text: str, settings: Settings, collection: str | None = None) -> Backend:
+    """The backend ``--to`` names (see the module's rule); ``collection`` is the Milvus
+    collection prefix (default ``milvus.collection``). Raises :class:`MigrateError` saying
+    what to give instead."""
+    given = text.strip()
+    if not given:
+        raise MigrateError("--to is empty: give a Milvus URI, a Milvus Lite .db file or a folder")
+    low = given.lower()
+    if low.startswith("sqlite:"):
+        return _sqlite(given[len("sqlite:") :], given, collection)
+    if low.startswith("milvus:"):
+        path = given[len("milvus:") :]
+        if not path.endswith(".db"):
+            raise MigrateError(f"--to {given}: a Milvus Lite file's name ends in .db")
+        return _milvus(str(_absolute(path)), settings, collection)
+    if "://" in given:
+        if not low.startswith(SCHEMES):
+            from noteseek.store.milvus.errors import redact
+
+            raise MigrateError(
+                f"--to {redact(given)}: a Milvus Server URI starts with http:// or https://"
+            )
+        return _milvus(given, settings, collection)
+    if given.endswith(".db"):
+        return _milvus(str(_absolute(given)), settings, collection)
+    return _sqlite(given, given, collection)
+
+
+def _sqlite(path: str, given: str, collection: str | None) -> Backend:
+    if not path.strip():
+        raise MigrateError(f"--to {given}: give the index folder after sqlite:")
+    if collection is not None:
+        raise MigrateError("--collection names a Milvus collection prefix; the target is SQLite")
+    folder = _absolute(path)
+    if folder.name.endswith(".db") or folder.is_file():
+        raise MigrateError(
+            f"--to {given}: sqlite: takes the index folder (the one that holds {INDEX_FILE}), "
+            "not a file"
+        )
+    return embedded_backend(folder)
+
+
+def _milvus(uri: str, settings: Settings, collection: str | None) -> Backend:
+    from noteseek.config.milvus import MilvusSettings
+
+    prefix = None
+    if collection is not None:
+        try:
+            prefix = MilvusSettings(collection=collection).collection
+        except ValueError as exc:
+            raise MigrateError(f"--collection {collection!r}: {_first_error(exc)}") from None
+    return milvus_backend(settings, uri, prefix)
+
+
+def _first_error(exc: ValueError) -> str:
+    errors = getattr(exc, "errors", None)
+    if callable(errors):
+        found = errors()
+        if found:
+            return str(found[0].get("msg", exc))
+    return str(exc)
+
+
+def _absolute(path: str) -> Path:
+    return Path(path).expanduser().resolve()
 
 
 def counts(store: Store) -> dict[str, int]:

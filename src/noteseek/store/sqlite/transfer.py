@@ -3,12 +3,15 @@
 ``noteseek migrate`` copies an index between backends through this role
 (``store/migrate.py``): a file's row, its chunks with their rowids and analyzed keyword fields
 (read back from ``chunks_fts``), its links in the order of the file, its edges and keys.
+:func:`copy_keeping_vectors` copies the file itself, with part of its vectors.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import sqlite3
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
 from typing import Any
 
 from noteseek.store.base import EdgeRow, StoredFile
@@ -188,3 +191,27 @@ class SQLiteTransfer(SQLiteVectors):
         with self.transaction():
             for table in WIPED:
                 self._conn.execute(f"DELETE FROM {table}")
+
+
+def copy_keeping_vectors(
+    source: Path, target: Path, keep: Callable[[list[str]], Iterable[str]]
+) -> None:
+    """Copy the index file ``source`` to ``target`` (SQLite's online backup: consistent
+    while another process writes), then keep the vectors of only the embedding keys that
+    ``keep`` picks from all of them, sorted (an index part embedded, as while indexing)."""
+    src = sqlite3.connect(source)
+    dest = sqlite3.connect(target)
+    try:
+        src.backup(dest)
+        keys = sorted(
+            r[0]
+            for r in dest.execute("SELECT DISTINCT embed_key FROM chunks WHERE embed_key != ''")
+        )
+        kept = list(keep(keys))
+        with dest:
+            dest.execute("CREATE TEMP TABLE keep(key TEXT PRIMARY KEY)")
+            dest.executemany("INSERT INTO keep VALUES (?)", [(k,) for k in kept])
+            dest.execute("DELETE FROM vectors WHERE key NOT IN (SELECT key FROM keep)")
+    finally:
+        src.close()
+        dest.close()
