@@ -26,6 +26,21 @@ if TYPE_CHECKING:
 SourceFactory = Callable[[str, RootConfig, "SourceContext"], "Source"]
 """factory(root name, root settings, context) -> the root's source."""
 
+
+def lazy_source(ref: str) -> SourceFactory:
+    """A factory for the source class ``module:Class``, imported on the first root of the
+    kind (a kind's package stays light: a start that never opens its roots never loads it)."""
+    module, _, name = ref.partition(":")
+
+    def open_root(root_name: str, root: RootConfig, context: SourceContext) -> Source:
+        import importlib
+
+        factory: SourceFactory = getattr(importlib.import_module(module), name)
+        return factory(root_name, root, context)
+
+    return open_root
+
+
 DOCS_SCOPE = "docs"
 """The scope of documents: what a search looks in unless asked for another."""
 ALL_SCOPE = "all"

@@ -8,21 +8,9 @@ detected from their files.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from noteseek.config import RootConfig
-from noteseek.sources.spec import KindSpec
-
-if TYPE_CHECKING:
-    from noteseek.sources.base import Source, SourceContext
+from noteseek.sources.spec import KindSpec, lazy_source
 
 FILES_KIND = "files"
 
 
-def _open(name: str, root: RootConfig, context: SourceContext) -> Source:
-    from noteseek.sources.folder import FolderSource
-
-    return FolderSource(name, root, context)
-
-
-SPEC = KindSpec(FILES_KIND, _open, detects_style=True)
+SPEC = KindSpec(FILES_KIND, lazy_source("noteseek.sources.folder:FolderSource"), detects_style=True)

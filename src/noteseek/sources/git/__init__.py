@@ -12,22 +12,12 @@ and many commits are read in one ``git log`` by the bulk preparer
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
 
 from noteseek.config import LoadedConfig, RootConfig, Settings
-from noteseek.sources.spec import KindSpec, Profile
-
-if TYPE_CHECKING:
-    from noteseek.sources.base import Source, SourceContext
+from noteseek.sources.spec import KindSpec, Profile, lazy_source
 
 GIT_KIND = "git"
 COMMITS_SCOPE = "commits"
-
-
-def _open(name: str, root: RootConfig, context: SourceContext) -> Source:
-    from noteseek.sources.git.source import GitSource
-
-    return GitSource(name, root, context)
 
 
 def profile(settings: Settings) -> Profile:
@@ -44,7 +34,7 @@ def _discovered(config: LoadedConfig, roots: Mapping[str, RootConfig]) -> dict[s
 
 SPEC = KindSpec(
     GIT_KIND,
-    _open,
+    lazy_source("noteseek.sources.git.source:GitSource"),
     scope=COMMITS_SCOPE,
     profile=profile,
     joins_graph=False,

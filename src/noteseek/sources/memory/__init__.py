@@ -17,20 +17,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from noteseek.config import LoadedConfig, RootConfig, Settings, memory_folder
-from noteseek.sources.spec import KindSpec, Profile
+from noteseek.sources.spec import KindSpec, Profile, lazy_source
 
 if TYPE_CHECKING:
-    from noteseek.sources.base import Source, SourceContext
     from noteseek.sources.memory.folder import MemoryFolder
 
 MEMORY_KIND = "memory"
 MEMORY_SCOPE = "memory"
-
-
-def _open(name: str, root: RootConfig, context: SourceContext) -> Source:
-    from noteseek.sources.memory.source import MemorySource
-
-    return MemorySource(name, root, context)
 
 
 def profile(settings: Settings) -> Profile:
@@ -68,7 +61,7 @@ def writer(path: Path, settings: Settings) -> MemoryFolder:
 
 SPEC = KindSpec(
     MEMORY_KIND,
-    _open,
+    lazy_source("noteseek.sources.memory.source:MemorySource"),
     scope=MEMORY_SCOPE,
     profile=profile,
     typed_links=True,
