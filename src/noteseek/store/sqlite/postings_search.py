@@ -4,17 +4,9 @@
 rowid LIMIT ?`` answers, from one or more :class:`~noteseek.store.sqlite.postings.Postings`
 (the saved ones and a patch of the files changed since): which rows match the query's clauses
 is decided with array operations over each term's rows, and the score is FTS5's ``bm25()``
-reproduced term for term (``fts5_aux.c``), phrases summed in FTS5's order::
-
-    idf(p)   = ln((N - n(p) + 0.5) / (n(p) + 0.5)), at least 1e-6
-    f(p, r)  = sum over fields c of weight[c] x count of p in c (fields outside a column
-               filter count 0)
-    score(r) = sum over phrases p of idf(p) x f (k1 + 1) / (f + k1 (1 - b + b |r| / avgdl))
-
-with N the rows, n(p) the rows holding p (in the filtered columns), |r| the row's tokens in
-every field and avgdl their mean, k1 = 1.2, b = 0.75. What it does not cover (prefixes) is
-left to FTS5 (:func:`supported`); a phrase of several words matches the rows FTS5 names (the
-postings keep no positions).
+(``store/bm25.py``, the formula the Milvus backend scores with too), phrases summed in FTS5's
+order. What it does not cover (prefixes) is left to FTS5 (:func:`supported`); a phrase of
+several words matches the rows FTS5 names (the postings keep no positions).
 """
 
 from __future__ import annotations
@@ -28,12 +20,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from noteseek.store import bm25
+from noteseek.store.bm25 import Floats
 from noteseek.store.sqlite.postings import FIELDS, TF_MAX, Ints, Mask, Postings
 from noteseek.types import FTS_FIELDS, Clause, KeywordQuery
-
-K1 = 1.2
-B = 0.75
-Floats = npt.NDArray[np.float64]
 
 
 def supported(query: KeywordQuery) -> bool:
@@ -66,10 +56,9 @@ class Part:
         return self._live
 
     def norm(self, avgdl: float) -> Floats:
-        """``k1 (1 - b + b |r| / avgdl)`` per row, kept while ``avgdl`` holds."""
+        """BM25's length part per row (``bm25.norms``), kept while ``avgdl`` holds."""
         if self._norm is None or self._norm_avgdl != avgdl:
-            lengths = self.postings.lengths.astype(np.float64)
-            self._norm = K1 * (1 - B + B * lengths / avgdl)
+            self._norm = bm25.norms(self.postings.lengths, avgdl)
             self._norm_avgdl = avgdl
         return self._norm
 
@@ -102,8 +91,7 @@ def score(
         return []
     avgdl = sum(p.live()[1] for p in parts) / n_rows
     cols = [FTS_FIELDS.index(f) for f in query.fields] if query.fields else list(range(FIELDS))
-    w = np.zeros(FIELDS, dtype=np.float64)
-    w[cols] = [float(weights[c]) for c in cols]
+    w = bm25.field_weights(weights, cols, FIELDS)
     # FTS5's phrase order: the required clauses' alternatives, then the others'.
     ordered = [
         (clause, required)
@@ -227,14 +215,11 @@ def _gains(
     n_rows: int,
     avgdl: float,
 ) -> Gains:
-    hits = sum(len(rows) for rows, _ in per_part)
-    idf = float(np.log((n_rows - hits + 0.5) / (hits + 0.5)))
-    idf = idf if idf > 0 else 1e-6
-    out: Gains = []
-    for part, (rows, tf) in zip(parts, per_part, strict=True):
-        f = tf @ w
-        out.append((rows, idf * (f * (K1 + 1.0)) / (f + part.norm(avgdl)[rows])))
-    return out
+    idf = bm25.idf(n_rows, sum(len(rows) for rows, _ in per_part))
+    return [
+        (rows, bm25.gains(idf, bm25.frequencies(tf, w), part.norm(avgdl)[rows]))
+        for part, (rows, tf) in zip(parts, per_part, strict=True)
+    ]
 
 
 class TermCache:
