@@ -10,7 +10,7 @@ mode (top 10, no snippets) twice on that one index: answered from the postings, 
 postings switched off so FTS5 answers. Printed per dataset: nDCG@10 of each and the difference,
 the share of queries whose top 10 is identical, and the mean milliseconds per query of each.
 Rankings differ only through phrases (words of one hyphenated or compound word, quoted
-phrases), whose count in a row the postings estimate (``store/sqlite/impact.py``).
+phrases), whose count in a row the postings estimate (``store/sqlite/postings_search.py``).
 
 ``--build INDEX_DIR``: build and save the postings of an existing index as its writer does at
 the end of a run (the saved file is replaced), and print the seconds, the file's size and the
@@ -28,16 +28,16 @@ from typing import Any
 
 from noteseek.eval.parity import KEYWORD_ONLY
 from noteseek.eval.runner import eval_engine, ranked_documents, score_ranking
-from noteseek.store.sqlite import impacts
-from noteseek.store.sqlite.impacts import Impacts
+from noteseek.store.sqlite import postings_state
+from noteseek.store.sqlite.postings_state import PostingsState
 
 DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
 
 
 def run(store: Any, engine: Any, dataset: Any, fts5: bool) -> tuple[dict[str, list[str]], float]:
-    kept = store._impacts
+    kept = store._postings_state
     if fts5:
-        store._impacts = Impacts(Path(tempfile.mkdtemp(prefix="no-postings-")))
+        store._postings_state = PostingsState(Path(tempfile.mkdtemp(prefix="no-postings-")))
     try:
         runs: dict[str, list[str]] = {}
         started = time.perf_counter()
@@ -46,7 +46,7 @@ def run(store: Any, engine: Any, dataset: Any, fts5: bool) -> tuple[dict[str, li
             runs[qid] = ranked_documents(hits, dataset)[:10]
         return runs, (time.perf_counter() - started) * 1000 / max(1, len(runs))
     finally:
-        store._impacts = kept
+        store._postings_state = kept
 
 
 def ndcg(runs: dict[str, list[str]], qrels: dict[str, dict[str, int]]) -> float:
@@ -62,7 +62,7 @@ def build_only(index_dir: Path) -> None:
 
     process = psutil.Process()
     before = process.memory_info().rss
-    saver = Impacts(index_dir)
+    saver = PostingsState(index_dir)
     reader = sqlite3.connect(f"file:{index_dir / 'index.db'}?mode=ro", uri=True)
     started = time.perf_counter()
     try:
@@ -89,7 +89,7 @@ def main() -> int:
         return 0
     datasets = args.datasets or [DATA / "scifact-dev", DATA / "hugo-docs-kis"]
     work = args.work or Path(tempfile.mkdtemp(prefix="keyword-postings-"))
-    impacts.FROM_ROWS = 0
+    postings_state.FROM_ROWS = 0
     for folder in datasets:
         dataset, engine = eval_engine(folder, work / folder.name, flags=KEYWORD_ONLY)
         try:

@@ -39,7 +39,7 @@ from noteseek.engine import open_engine
 from noteseek.operations import NO_LIMITS, Context, execute, parse
 from noteseek.operations.runtime import settle_heap
 from noteseek.search import pipeline
-from noteseek.store.sqlite.impacts import Impacts
+from noteseek.store.sqlite.postings_state import PostingsState
 from side_by_side import powershell_queries
 
 WARMUP = 20
@@ -107,7 +107,7 @@ def main() -> int:
     engine = open_engine(args.index_dir, flags={"index.dir": str(args.index_dir)}, environ={})
     if args.fts5:
         store: Any = engine.store
-        store._impacts = Impacts(Path(tempfile.mkdtemp(prefix="no-postings-")))
+        store._postings_state = PostingsState(Path(tempfile.mkdtemp(prefix="no-postings-")))
     first = engine.search(queries[0], top_k=10, mode="hybrid")
     print(
         f"first hybrid query of a fresh process: {time.perf_counter() - started:.2f} s "

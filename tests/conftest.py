@@ -53,3 +53,47 @@ def shared(path: str) -> Path:
     if not target.exists():
         pytest.skip(f"shared data {target} is absent (CI has it)")
     return target
+
+
+# -- the fast inner loop: `pytest -m "not slow"` ---------------------------------------------
+
+SLOW_FILES = {
+    "test_web.py": "drives the page in Chromium",
+    "test_embed_onnx.py": "loads the ONNX embedding models",
+}
+SLOW_FIXTURES = {"embedder": "loads the ONNX embedding model"}
+
+
+def slow_reason(item: pytest.Item) -> str | None:
+    """Why a test belongs to the slow set (``-m "not slow"`` leaves it out), or None.
+
+    Keyed by file and fixture rather than marked test by test: the browser tests, the
+    reliability suite (kills, crashes, soak, a full disk, signals), everything run against
+    Milvus Lite (its files, and the conformance, parity and sync tests' Milvus parameter),
+    and tests that load the embedding model (marked ``embeddings``, or taking ``embedder``).
+    """
+    path = Path(str(item.path))
+    if "reliability" in path.parts:
+        return "reliability"
+    if path.name in SLOW_FILES:
+        return SLOW_FILES[path.name]
+    if "milvus" in path.name or "milvus_lite" in getattr(item, "originalname", item.name):
+        return "Milvus Lite"
+    callspec = getattr(item, "callspec", None)
+    if callspec is not None and any(
+        value == "milvus-lite" or type(value).__name__ == "MilvusConfig"
+        for value in callspec.params.values()
+    ):
+        return "Milvus Lite"
+    if item.get_closest_marker("embeddings") is not None:
+        return "loads the ONNX embedding model"
+    for name in getattr(item, "fixturenames", ()):
+        if name in SLOW_FIXTURES:
+            return SLOW_FIXTURES[name]
+    return None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.get_closest_marker("slow") is None and slow_reason(item) is not None:
+            item.add_marker(pytest.mark.slow)

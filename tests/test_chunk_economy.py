@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -211,6 +212,7 @@ COMMON = (
 )
 
 
+@pytest.mark.slow  # loads the ONNX embedding model
 def test_identical_chunk_text_is_embedded_once(tmp_path: Path) -> None:
     notes = tmp_path / "notes"
     for name in ("Get-Apple", "Get-Pear", "Get-Plum"):
@@ -230,6 +232,7 @@ def test_identical_chunk_text_is_embedded_once(tmp_path: Path) -> None:
     assert len(counting.texts) == 4
 
 
+@pytest.mark.slow  # loads the ONNX embedding model
 def test_shared_vectors_are_the_first_copy_s_and_bounded() -> None:
     counting = Counting()
     shared = SharedVectors(counting, recent=2)

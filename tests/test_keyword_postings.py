@@ -1,4 +1,4 @@
-"""The saved keyword postings (store/sqlite/impact*.py) rank as FTS5 does, and stay in step.
+"""The saved keyword postings (store/sqlite/postings*.py) rank as FTS5 does, and stay in step.
 
 Every test here compares a search answered from the postings with the same search answered
 by FTS5 on the same index (a handle whose postings are switched off), on a real docs tree.
@@ -20,9 +20,9 @@ from noteseek.engine import Engine
 from noteseek.search.keyword import NAMING_FIELDS, weights_of
 from noteseek.search.query import parse_query
 from noteseek.store.factory import open_reader
-from noteseek.store.sqlite import impact, impacts
-from noteseek.store.sqlite.impact_file import NAME
-from noteseek.store.sqlite.impacts import Impacts
+from noteseek.store.sqlite import postings_search, postings_state
+from noteseek.store.sqlite.postings_file import NAME
+from noteseek.store.sqlite.postings_state import PostingsState
 from noteseek.types import Clause, Filters, KeywordQuery
 from tests.conftest import shared
 from tests.helpers import engine_for, project, write
@@ -33,7 +33,7 @@ pytestmark = pytest.mark.filterwarnings("ignore::ResourceWarning")
 @pytest.fixture
 def docs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Engine, Path]]:
     """The Hugo docs (a private copy) indexed with postings saved whatever the size."""
-    monkeypatch.setattr(impacts, "FROM_ROWS", 0)
+    monkeypatch.setattr(postings_state, "FROM_ROWS", 0)
     tree = tmp_path / "docs"
     shutil.copytree(shared("hugo-docs-kis") / "vault", tree)
     engine = engine_for(project(tmp_path, {"d": tree}))
@@ -51,12 +51,12 @@ def queries(limit: int = 120) -> list[str]:
 @contextmanager
 def fts5(store: Any) -> Iterator[None]:
     """The store's searches answered by FTS5 while the context is open."""
-    kept = store._impacts
-    store._impacts = Impacts(Path("/nonexistent-folder-for-fts5"))
+    kept = store._postings_state
+    store._postings_state = PostingsState(Path("/nonexistent-folder-for-fts5"))
     try:
         yield
     finally:
-        store._impacts = kept
+        store._postings_state = kept
 
 
 def answers(store: Any, query: KeywordQuery, mode: str, filters: Filters, weights: Any) -> Any:
@@ -114,7 +114,7 @@ def test_postings_rank_exactly_as_fts5_on_a_docs_tree(
     """Scored over the rows the postings hold (few postings) or over whole-part arrays (many):
     both must be FTS5's answer."""
     if scoring != "as sized":
-        monkeypatch.setattr(impact, "SPARSE", 0 if scoring == "all sparse" else 10**9)
+        monkeypatch.setattr(postings_search, "SPARSE", 0 if scoring == "all sparse" else 10**9)
     engine, _ = docs
     assert (engine._state.index_dir / NAME).exists()
     compared, differ = compare(engine, queries())
@@ -210,13 +210,13 @@ def test_many_changes_use_fts5_until_the_writer_saves_again(
     engine, tree = docs
     saved = engine._state.index_dir / NAME
     stamp = saved.stat().st_mtime_ns
-    monkeypatch.setattr(impacts, "delta_limit", lambda files: 1)
+    monkeypatch.setattr(postings_state, "delta_limit", lambda files: 1)
     store: Any = engine.store
     query = parse_query("narwhal", engine._state.analyzer())
     for name in ("a", "b", "c"):
         write(tree / f"{name}.md", f"# Narwhal {name}\n\nA narwhal note.\n")
     with monkeypatch.context() as m:  # a run that ends without saving (as if interrupted)
-        m.setattr(Impacts, "needs_save", lambda *args: False)
+        m.setattr(PostingsState, "needs_save", lambda *args: False)
         engine.index()
     assert saved.stat().st_mtime_ns == stamp
     assert store._postings("chunks", query, Filters()) is None  # three files > the limit

@@ -178,8 +178,8 @@ MIGRATIONS: list[str] = [
     """,
     # 7: the files whose keyword rows changed, in order (filled by triggers, in the same
     # transaction as the change), so a process holding the saved keyword postings
-    # (store/sqlite/impacts.py) knows which of its rows are out of date. Its ``id`` tells one
-    # index's log from another's; rows up to the last saved postings are removed.
+    # (store/sqlite/postings_state.py) knows which of its rows are out of date. Its ``id``
+    # tells one index's log from another's; rows up to the last saved postings are removed.
     """
     CREATE TABLE keyword_log (
         seq     INTEGER PRIMARY KEY AUTOINCREMENT,

@@ -18,7 +18,7 @@ from typing import Any
 
 from noteseek.sources.base import printable_path as _text
 from noteseek.store.base import FileRow, FileState, Problem, WriteRejected
-from noteseek.store.milvus import bm25, rows, schema
+from noteseek.store.milvus import matching, rows, schema
 from noteseek.store.milvus.core import MilvusCore, Op, in_list, lit, meta_row
 from noteseek.store.milvus.leases import LeaseHeld
 from noteseek.types import PreparedFile
@@ -394,7 +394,7 @@ class MilvusCatalog(MilvusCore):
             if root not in stats:
                 stats[root] = self._root_stats(root)
             target = (ddf if doc else cdf).setdefault(root, Counter())
-            for term in bm25.row_terms(bm25.tokenize(row["kw"])):
+            for term in matching.row_terms(matching.tokenize(row["kw"])):
                 target[term] += sign
             stats[root]["docs" if doc else "chunks"] += sign
             stats[root]["dtokens" if doc else "ctokens"] += sign * int(row["ntok"])

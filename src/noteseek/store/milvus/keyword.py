@@ -1,23 +1,24 @@
 """The keyword lane in Milvus: sparse-vector retrieval, FTS5's BM25 on the candidates.
 
 Every chunk (and every file, for whole-document scores) stores its analyzed fields and a
-sparse vector of its terms' saturated, weighted frequencies (``bm25.sparse_row``). A query
+sparse vector of its terms' saturated, weighted frequencies (``matching.sparse_row``). A query
 becomes a sparse vector of its terms' idf, computed from the term statistics kept in the
 ``terms`` collection, and one sparse search with the filter expression inside returns the
 rows holding any query term (all of them while they number at most :data:`CANDIDATES`, else
-the best that many). The candidates are then matched and scored exactly as the SQLite
-backend's FTS5 tables do (``bm25.py``), with the field weights of the call.
+the best that many). The candidates are then matched as the SQLite backend's FTS5 tables
+match them (``matching.py``) and scored with FTS5's BM25 (``store/bm25.py``), with the field
+weights of the call.
 """
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+from noteseek.store import bm25
 from noteseek.store.base import MatchMode
-from noteseek.store.milvus import bm25, schema
+from noteseek.store.milvus import matching, schema
 from noteseek.store.milvus.chunks import MilvusChunks
 from noteseek.store.milvus.core import lit
 from noteseek.types import Clause, Filters, KeywordQuery
@@ -39,7 +40,7 @@ class MilvusKeywordIndex(MilvusChunks):
     _common: dict[tuple[Any, ...], bool] | None = None
 
     def _term_counts(
-        self, plan: bm25.Plan, doc: bool
+        self, plan: matching.Plan, doc: bool
     ) -> tuple[dict[str, int], dict[str, list[str]]]:
         """(term -> rows holding it, prefix -> its expansions) for every term of the plan."""
         column = "ddf" if doc else "cdf"
@@ -63,7 +64,7 @@ class MilvusKeywordIndex(MilvusChunks):
         return df, expansions
 
     def _candidates(
-        self, plan: bm25.Plan, filters: Filters, doc: bool, want: int = CANDIDATES
+        self, plan: matching.Plan, filters: Filters, doc: bool, want: int = CANDIDATES
     ) -> tuple[list[dict[str, Any]], list[float], float]:
         """(matching candidate rows with their phrase instances as ``found``, the phrases'
         idf, the table's mean tokens per row)."""
@@ -71,15 +72,14 @@ class MilvusKeywordIndex(MilvusChunks):
         rows_total = stats["docs" if doc else "chunks"]
         tokens = stats["dtokens" if doc else "ctokens"]
         df, expansions = self._term_counts(plan, doc)
-        idf = bm25.idfs(plan, df, self._phrase_counts(plan, df, expansions, doc), rows_total)
-        terms, prefixes = bm25.query_terms(plan)
+        idf = matching.idfs(plan, df, self._phrase_counts(plan, df, expansions, doc), rows_total)
+        terms, prefixes = matching.query_terms(plan)
         for prefix in prefixes:
             terms.update(expansions.get(prefix, []))
         vector: dict[int, float] = {}
         for term in terms:
             hits = min(df.get(term, 0), rows_total)
-            weight = math.log((rows_total - hits + 0.5) / (hits + 0.5)) if rows_total else 1.0
-            vector[bm25.term_id(term)] = max(weight, 1e-6)
+            vector[matching.term_id(term)] = bm25.idf(rows_total, hits) if rows_total else 1.0
         if not vector:
             return [], idf, 0.0
         pool = max(POOL * want, MIN_POOL)
@@ -87,7 +87,7 @@ class MilvusKeywordIndex(MilvusChunks):
         found = self._sparse(vector, limit, self._filter_expr(filters), doc)
         matched = []
         for row in found:
-            hits_in_row = bm25.evaluate(plan, bm25.tokenize(row["kw"]))
+            hits_in_row = matching.evaluate(plan, matching.tokenize(row["kw"]))
             if hits_in_row is not None:
                 row["found"] = hits_in_row
                 matched.append(row)
@@ -114,7 +114,7 @@ class MilvusKeywordIndex(MilvusChunks):
 
     def _phrase_counts(
         self,
-        plan: bm25.Plan,
+        plan: matching.Plan,
         df: dict[str, int],
         expansions: dict[str, list[str]],
         doc: bool,
@@ -123,7 +123,7 @@ class MilvusKeywordIndex(MilvusChunks):
         the rows holding its rarest term (or its prefix's expansions), matched."""
         out: dict[int, int] = {}
         for i, phrase in enumerate(plan.phrases):
-            if bm25.counted_by_statistics(phrase):
+            if matching.counted_by_statistics(phrase):
                 continue
             head = list(phrase.terms[:-1] if phrase.prefix else phrase.terms)
             rarest = min(head, key=lambda t: df.get(t, 0)) if head else None
@@ -135,20 +135,21 @@ class MilvusKeywordIndex(MilvusChunks):
             if not terms or most == 0:
                 out[i] = 0
                 continue
-            vector = {bm25.term_id(t): 1.0 for t in terms}
+            vector = {matching.term_id(t): 1.0 for t in terms}
             rows = self._sparse(vector, min(CANDIDATES, most + 16), "", doc)
-            alone = bm25.Plan((phrase,), ((0,),), (), ())
-            out[i] = sum(1 for r in rows if bm25.evaluate(alone, bm25.tokenize(r["kw"])))
+            alone = matching.Plan((phrase,), ((0,),), (), ())
+            out[i] = sum(1 for r in rows if matching.evaluate(alone, matching.tokenize(r["kw"])))
         return out
 
     def _ranked(
-        self, plan: bm25.Plan, filters: Filters, limit: int, weights: Sequence[float], doc: bool
+        self, plan: matching.Plan, filters: Filters, limit: int, weights: Sequence[float], doc: bool
     ) -> list[tuple[int, float]]:
         rows, idf, avgdl = self._candidates(plan, filters, doc, limit)
         key = "file_id" if doc else "rowid"
-        scored = [
-            (int(r[key]), bm25.score(r["found"], idf, weights, int(r["ntok"]), avgdl)) for r in rows
-        ]
+        found = [r["found"] for r in rows]
+        tokens = [int(r["ntok"]) for r in rows]
+        points = matching.scores(found, idf, weights, tokens, avgdl)
+        scored = [(int(r[key]), s) for r, s in zip(rows, points, strict=True)]
         scored.sort(key=lambda x: (-x[1], x[0]))
         return scored[:limit]
 
@@ -160,7 +161,7 @@ class MilvusKeywordIndex(MilvusChunks):
         limit: int,
         weights: Sequence[float],
     ) -> list[tuple[int, float]]:
-        plan = bm25.plan(query, mode)
+        plan = matching.plan(query, mode)
         if plan is None or limit <= 0:
             return []
         return self._ranked(plan, filters, limit, weights, doc=False)
@@ -168,16 +169,16 @@ class MilvusKeywordIndex(MilvusChunks):
     def document_scores(
         self, query: KeywordQuery, filters: Filters, limit: int, weights: Sequence[float]
     ) -> dict[int, float]:
-        plan = bm25.plan(query, "any")
+        plan = matching.plan(query, "any")
         if plan is None or limit <= 0:
             return {}
         return dict(self._ranked(plan, filters, limit, weights, doc=True))
 
-    def _rows_matching(self, plan: bm25.Plan, rowids: Sequence[int]) -> list[dict[str, Any]]:
+    def _rows_matching(self, plan: matching.Plan, rowids: Sequence[int]) -> list[dict[str, Any]]:
         fields = ["rowid", "file_id", "gen", "kw", "ntok"]
         out = []
         for row in self._visible(self._query_in(schema.CHUNKS, "rowid", rowids, fields)):
-            found = bm25.evaluate(plan, bm25.tokenize(row["kw"]))
+            found = matching.evaluate(plan, matching.tokenize(row["kw"]))
             if found is not None:
                 row["found"] = found
                 out.append(row)
@@ -186,29 +187,26 @@ class MilvusKeywordIndex(MilvusChunks):
     def field_scores(
         self, query: KeywordQuery, mode: MatchMode, rowids: Sequence[int], weights: Sequence[float]
     ) -> dict[int, list[float]]:
-        plan = bm25.plan(query, mode)
+        plan = matching.plan(query, mode)
         if plan is None or not rowids:
             return {}
         stats = self._stats()
         df, expansions = self._term_counts(plan, False)
-        idf = bm25.idfs(plan, df, self._phrase_counts(plan, df, expansions, False), stats["chunks"])
+        idf = matching.idfs(
+            plan, df, self._phrase_counts(plan, df, expansions, False), stats["chunks"]
+        )
         avgdl = stats["ctokens"] / stats["chunks"] if stats["chunks"] else 0.0
-        out: dict[int, list[float]] = {}
-        for row in self._rows_matching(plan, rowids):
-            out[int(row["rowid"])] = [
-                bm25.score(
-                    row["found"],
-                    idf,
-                    [w if j == i else 0.0 for j, w in enumerate(weights)],
-                    int(row["ntok"]),
-                    avgdl,
-                )
-                for i in range(len(weights))
-            ]
-        return out
+        rows = self._rows_matching(plan, rowids)
+        found = [r["found"] for r in rows]
+        tokens = [int(r["ntok"]) for r in rows]
+        per_field = [
+            matching.scores(found, idf, weights, tokens, avgdl, fields=(i,))
+            for i in range(len(weights))
+        ]
+        return {int(r["rowid"]): [s[n] for s in per_field] for n, r in enumerate(rows)}
 
     def matching_rowids(self, query: KeywordQuery, rowids: Sequence[int]) -> set[int]:
-        plan = bm25.plan(query, "any")
+        plan = matching.plan(query, "any")
         if plan is None or not rowids:
             return set()
         return {int(r["rowid"]) for r in self._rows_matching(plan, rowids)}
@@ -233,7 +231,7 @@ class MilvusKeywordIndex(MilvusChunks):
     def _matches_at_least(self, clause: Clause, limit: int) -> bool:
         """Whether ``limit`` chunks match the clause: from the term statistics when its
         alternatives are single words, else by counting the matching candidates."""
-        plan = bm25.plan(KeywordQuery((clause,)), "any")
+        plan = matching.plan(KeywordQuery((clause,)), "any")
         if plan is None:
             return False
         df, _ = self._term_counts(plan, False)

@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from noteseek.store.base import ChunkRow, FileRow, WriteRejected
-from noteseek.store.milvus import bm25, schema
+from noteseek.store.milvus import matching, schema
 from noteseek.types import PreparedFile
 
 HEADING_SEP = "\x1f"
@@ -72,7 +72,7 @@ def file_row(
 ) -> dict[str, Any]:
     rec = prepared.record
     kw = document_fields(prepared)
-    tokens = bm25.tokenize(kw)
+    tokens = matching.tokenize(kw)
     links = [[k.target, k.kind, k.line, k.anchor, k.display, k.context] for k in prepared.links]
     info = {
         "aliases": rec.aliases,
@@ -94,7 +94,7 @@ def file_row(
         "modified": float(rec.modified),
         "kw": kw,
         "ntok": sum(len(t) for t in tokens),
-        "sp": bm25.sparse_row(tokens, avgdl),
+        "sp": matching.sparse_row(tokens, avgdl),
         "info": info,
         "mtime_ns": rec.mtime_ns,
         "size": rec.size,
@@ -112,7 +112,7 @@ def chunk_rows(
     for i, item in enumerate(prepared.chunks):
         ch = item.chunk
         kw = list(item.fields)
-        tokens = bm25.tokenize(kw)
+        tokens = matching.tokenize(kw)
         out.append(
             {
                 "rowid": first_rowid + i,
@@ -127,7 +127,7 @@ def chunk_rows(
                 "modified": file["modified"],
                 "kw": kw,
                 "ntok": sum(len(t) for t in tokens),
-                "sp": bm25.sparse_row(tokens, avgdl),
+                "sp": matching.sparse_row(tokens, avgdl),
                 "chunk_id": ch.chunk_id,
                 "ordinal": ch.ordinal,
                 "heading": HEADING_SEP.join(ch.heading_path),

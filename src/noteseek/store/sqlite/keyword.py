@@ -4,7 +4,8 @@
 (rowid = ``files.id``), each with the weighted fields of ``types.FTS_FIELDS``. Ranking is
 FTS5's BM25 with one weight per field. Filters are SQL conditions in the same statement as the
 MATCH, so they apply before the ``LIMIT`` and never starve a filtered query of results. Over
-large indexes the same BM25 is computed from saved postings instead (``impacts.py``).
+large indexes the same BM25 is computed from saved postings instead (``postings_search.py``,
+the postings kept in step with the index by ``postings_state.py``).
 """
 
 from __future__ import annotations
@@ -17,9 +18,10 @@ from typing import Any
 import numpy as np
 
 from noteseek.store.base import MatchMode
-from noteseek.store.sqlite import impact
+from noteseek.store.sqlite import postings_search
 from noteseek.store.sqlite.core import SQLiteCore
-from noteseek.store.sqlite.impacts import Impacts, Searchable
+from noteseek.store.sqlite.postings import Ints
+from noteseek.store.sqlite.postings_state import PostingsState, Searchable
 from noteseek.store.sqlite.sql import filter_sql
 from noteseek.types import Clause, Filters, KeywordQuery, PreparedFile
 
@@ -37,27 +39,27 @@ class SQLiteKeywordIndex(SQLiteCore):
         self._common_version = -1
         self._common_writes = -1
         self._chunk_estimate = 0
-        self._impacts = Impacts(Path(path).parent)
+        self._postings_state = PostingsState(Path(path).parent)
         super().__init__(path, readonly=readonly)
 
     def _postings(self, table: str, query: KeywordQuery, filters: Filters) -> Searchable | None:
         """The saved keyword postings to answer ``query`` with, or None (FTS5 answers)."""
-        if not impact.supported(query):
+        if not postings_search.supported(query):
             return None
         with self._lock:
-            return self._impacts.parts(self._conn, self.change_token(), table, filters)
+            return self._postings_state.parts(self._conn, self.change_token(), table, filters)
 
     def _posted_files(self, rowids: Sequence[int]) -> dict[int, int]:
         """Chunk rowid -> file id from the saved postings' rows, for those they hold."""
         with self._lock:
-            found = self._impacts.parts(self._conn, self.change_token(), "chunks", Filters())
-        return {} if found is None else impact.files_of(found.parts, rowids)
+            found = self._postings_state.parts(self._conn, self.change_token(), "chunks", Filters())
+        return {} if found is None else postings_search.files_of(found.parts, rowids)
 
-    def _phrase_rows(self, table: str) -> impact.PhraseRows:
+    def _phrase_rows(self, table: str) -> postings_search.PhraseRows:
         """FTS5's rows for a phrase of several words, kept while the index stays as it is."""
-        kept = self._impacts.phrases
+        kept = self._postings_state.phrases
 
-        def rows(words: tuple[str, ...], fields: tuple[str, ...]) -> impact.Ints:
+        def rows(words: tuple[str, ...], fields: tuple[str, ...]) -> Ints:
             key = (table, words, fields)
             found = kept.get(key)
             if found is None:
@@ -75,7 +77,7 @@ class SQLiteKeywordIndex(SQLiteCore):
 
     def close(self) -> None:
         with self._lock:
-            self._impacts.discard()
+            self._postings_state.discard()
         super().close()
 
     def _after_run(self) -> None:
@@ -84,16 +86,16 @@ class SQLiteKeywordIndex(SQLiteCore):
         if self.readonly:
             return
         with self._lock:
-            if not self._impacts.needs_save(self._conn):
+            if not self._postings_state.needs_save(self._conn):
                 return
         reader = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True)
         try:
             reader.execute("PRAGMA busy_timeout = 10000")
-            seq = self._impacts.save(reader)
+            seq = self._postings_state.save(reader)
         finally:
             reader.close()
         with self.transaction():
-            self._impacts.saved(self._conn, seq)
+            self._postings_state.saved(self._conn, seq)
 
     def keyword_search(
         self,
@@ -111,7 +113,7 @@ class SQLiteKeywordIndex(SQLiteCore):
         found = self._postings("chunks", query, filters)
         if found is not None:
             phrases = self._phrase_rows("chunks_fts")
-            return impact.score(
+            return postings_search.score(
                 found.parts,
                 query,
                 mode == "all",
@@ -149,7 +151,7 @@ class SQLiteKeywordIndex(SQLiteCore):
         if found is not None:
             phrases = self._phrase_rows("docs_fts")
             return dict(
-                impact.score(
+                postings_search.score(
                     found.parts, query, False, weights, limit, phrases, found.allowed, found.terms
                 )
             )
@@ -198,7 +200,7 @@ class SQLiteKeywordIndex(SQLiteCore):
                 found = self._postings("chunks", KeywordQuery((clause,)), Filters())
                 if found is not None:
                     phrases = self._phrase_rows("chunks_fts")
-                    cached = impact.count(found.parts, clause, phrases) >= limit
+                    cached = postings_search.count(found.parts, clause, phrases) >= limit
                 else:
                     n = self._conn.execute(
                         "SELECT count(*) FROM (SELECT 1 FROM chunks_fts WHERE chunks_fts "

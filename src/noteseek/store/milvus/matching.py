@@ -1,33 +1,29 @@
-"""The keyword lane's arithmetic, the same as SQLite FTS5's: matching and BM25 per phrase.
+"""The keyword lane's matching, the same as SQLite FTS5's: phrases, their rows and counts.
 
 The Milvus backend stores each chunk's analyzed fields (``types.FTS_FIELDS``, terms joined by
 spaces, as the SQLite backend's FTS5 tables hold them) and retrieves candidates with a sparse
-vector search; this module decides which candidates match a :class:`KeywordQuery` and scores
-them exactly as FTS5's ``bm25()`` does, so both backends rank alike:
-
-    score = sum over phrases p of idf(p) * f(p) * (k1 + 1) / (f(p) + k1 * (1 - b + b * D / avgdl))
-
-where ``f(p)`` is the weighted count of the phrase's instances in the row (each instance
-counts its column's weight), ``D`` the row's tokens over all columns, ``avgdl`` the mean over
-the table, and ``idf(p) = log((N - n(p) + 0.5) / (n(p) + 0.5))`` (at least 1e-6) with ``n(p)``
-the rows holding the phrase. ``n(p)`` comes from the term statistics kept in Milvus for a
-one-term phrase; a longer phrase, a prefix or a phrase restricted to some fields is counted by
-matching the rows that hold its rarest term (or the prefix's expansions).
+vector search; this module decides which candidates match a :class:`KeywordQuery`, counts each
+phrase's instances in each field of a candidate, and scores the candidates with FTS5's
+``bm25()`` (``store/bm25.py``, the formula the SQLite backend's postings score with), so both
+backends rank alike. Each instance of a phrase counts its column's weight; ``n(p)``, the rows
+holding a phrase, comes from the term statistics kept in Milvus for a one-term phrase; a longer
+phrase, a prefix or a phrase restricted to some fields is counted by matching the rows that
+hold its rarest term (or the prefix's expansions).
 """
 
 from __future__ import annotations
 
 import hashlib
-import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
+from noteseek.store import bm25
 from noteseek.store.base import MatchMode
 from noteseek.types import FTS_FIELDS, Clause, KeywordQuery
 
-K1 = 1.2
-B = 0.75
 INDEX_WEIGHTS = (20.0, 10.0, 5.0, 3.0, 1.0, 1.0)
 """Field weights baked into the stored sparse vectors (the default ``[search.weights]``): they
 only order the candidates; the final score uses the weights each query passes."""
@@ -58,9 +54,11 @@ def sparse_row(fields: Fields, avgdl: float) -> dict[int, float]:
     for weight, field in zip(INDEX_WEIGHTS, fields, strict=False):
         for term in field:
             tf[term] = tf.get(term, 0.0) + weight
-    norm = K1 * (1 - B + B * total / max(avgdl, 1.0))
-    out = {term_id(t): f * (K1 + 1) / (f + norm) for t, f in tf.items()}
-    return out or {0: 1e-9}
+    if not tf:
+        return {0: 1e-9}
+    norm = bm25.norms(np.asarray([total]), max(avgdl, 1.0))
+    saturated = bm25.gains(1.0, np.fromiter(tf.values(), np.float64, len(tf)), norm)
+    return dict(zip(map(term_id, tf), saturated.tolist(), strict=True))
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,29 +163,32 @@ def counted_by_statistics(phrase: Phrase) -> bool:
 def idfs(p: Plan, df: Mapping[str, int], counted: Mapping[int, int], rows: int) -> list[float]:
     """Each phrase's idf: from the term statistics, or ``counted`` (phrase index -> rows
     holding it) for the phrases the statistics do not answer."""
-    out = []
-    for i, ph in enumerate(p.phrases):
-        hits = min(counted[i] if i in counted else df.get(ph.terms[0], 0), rows)
-        idf = math.log((rows - hits + 0.5) / (hits + 0.5))
-        out.append(idf if idf > 0 else 1e-6)
-    return out
+    return [
+        bm25.idf(rows, min(counted[i] if i in counted else df.get(ph.terms[0], 0), rows))
+        for i, ph in enumerate(p.phrases)
+    ]
 
 
-def score(
-    found: list[list[int]],
+def scores(
+    found: Sequence[list[list[int]]],
     idf: Sequence[float],
     weights: Sequence[float],
-    tokens: int,
+    tokens: Sequence[int],
     avgdl: float,
-) -> float:
-    """FTS5's BM25 of one matching row (positive: higher is better)."""
-    norm = K1 * (1 - B + B * tokens / avgdl) if avgdl > 0 else K1
-    total = 0.0
-    for counts, w_idf in zip(found, idf, strict=True):
-        freq = sum(w * n for w, n in zip(weights, counts, strict=False) if n)
-        if freq:
-            total += w_idf * freq * (K1 + 1) / (freq + norm)
-    return total
+    fields: Sequence[int] | None = None,
+) -> list[float]:
+    """FTS5's BM25 (positive: higher is better) of matching rows, from each row's phrase
+    instances per field (:func:`evaluate`) and its tokens; ``fields``: only these fields
+    weigh (the others 0), as for a per-field score."""
+    if not found:
+        return []
+    n = len(FTS_FIELDS)
+    counts = np.asarray(found, dtype=np.int64).reshape(len(found), len(idf), n)
+    per_phrase = np.ascontiguousarray(counts.transpose(1, 0, 2))
+    w = bm25.field_weights(weights, range(n) if fields is None else fields, n)
+    norm = bm25.norms(np.asarray(tokens), avgdl) if avgdl > 0 else np.full(len(found), bm25.K1)
+    points: list[float] = bm25.scores(per_phrase, idf, w, norm).tolist()
+    return points
 
 
 def query_terms(p: Plan) -> tuple[set[str], set[str]]:

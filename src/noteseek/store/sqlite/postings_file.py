@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from noteseek.store.sqlite.impact import Postings
+from noteseek.store.sqlite.postings import Postings
 
 FORMAT = 1
 NAME = "keyword-postings.bin"

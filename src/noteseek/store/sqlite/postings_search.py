@@ -1,237 +1,29 @@
-"""FTS5's BM25 from precomputed postings, in numpy: the keyword index's fast path.
+"""A keyword query scored over the postings, as FTS5 scores it: the keyword index's fast path.
 
-FTS5 ranks an OR query by visiting and scoring every row that holds any of its words, one
-row at a time, and counts each phrase's matching rows again on every query; over 165k chunks
-with words most chunks hold, that took 10 to 60 ms a query (docs/benchmarks.md, issue 17).
-:class:`Postings` holds the same information as a table's FTS5 index, laid out for array
-arithmetic: per term, the rows that hold it (ascending) and how often in each field. Scoring
-a query is a few vector operations per term.
-
-The score is FTS5's ``bm25()``, reproduced term for term (``fts5_aux.c``)::
-
-    idf(p)   = ln((N - n(p) + 0.5) / (n(p) + 0.5)), at least 1e-6
-    f(p, r)  = sum over fields c of weight[c] x count of p in c (fields outside a column
-               filter count 0)
-    score(r) = sum over phrases p of idf(p) x f (k1 + 1) / (f + k1 (1 - b + b |r| / avgdl))
-
-with N the rows, n(p) the rows holding p (in the filtered columns), |r| the row's tokens in
-every field and avgdl their mean, k1 = 1.2, b = 0.75, phrases summed in query order. What it
-does not cover (phrases of several words, prefixes) is left to FTS5 (:func:`supported`).
-Counts in one field of one row are held up to the postings' count type's maximum (255 for
-chunks, 65,535 for whole documents: ``impacts.TF_TYPES``).
+:func:`score` answers what ``SELECT rowid, -bm25(...) ... WHERE MATCH ... ORDER BY 2 DESC,
+rowid LIMIT ?`` answers, from one or more :class:`~noteseek.store.sqlite.postings.Postings`
+(the saved ones and a patch of the files changed since): which rows match the query's clauses
+is decided with array operations over each term's rows, and the score is FTS5's ``bm25()``
+(``store/bm25.py``, the formula the Milvus backend scores with too), phrases summed in FTS5's
+order. What it does not cover (prefixes) is left to FTS5 (:func:`supported`); a phrase of
+several words matches the rows FTS5 names (the postings keep no positions).
 """
 
 from __future__ import annotations
 
 import threading
-import zlib
 from collections import OrderedDict
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from noteseek.store import bm25
+from noteseek.store.bm25 import Floats
+from noteseek.store.sqlite.postings import FIELDS, TF_MAX, Ints, Mask, Postings
 from noteseek.types import FTS_FIELDS, Clause, KeywordQuery
-
-K1 = 1.2
-B = 0.75
-FIELDS = len(FTS_FIELDS)
-TF_MAX = 65535
-"""The most occurrences of a term per field and row any postings hold (FTS5 counts on; long
-before this BM25's term frequency part has saturated)."""
-BATCH_ROWS = 4096
-BATCH_CHARS = 2_000_000
-"""Rows, and characters of text, tokenised per step of a build at most (bounds the build's
-working memory: whole documents are long)."""
-
-Ints = npt.NDArray[np.int64]
-Floats = npt.NDArray[np.float64]
-Mask = npt.NDArray[np.bool_]
-Row = tuple[int, int, Sequence[str]]
-"""(rowid, file id, the six analyzed fields) of one FTS row."""
-
-
-def term_hash(term: str) -> int:
-    """A term's place in :attr:`Postings.hashes` (the same in every process)."""
-    return zlib.crc32(term.encode("utf-8"))
-
-
-@dataclass(frozen=True)
-class Postings:
-    """One FTS table's rows and postings, as arrays (built, or mapped from a saved file)."""
-
-    rows: Ints
-    """Rowid per row, ascending."""
-    files: Ints
-    """File id per row."""
-    lengths: npt.NDArray[np.int32]
-    """Tokens per row over every field (FTS5's column sizes summed)."""
-    hashes: npt.NDArray[np.uint32]
-    """:func:`term_hash` of every term, ascending (equal hashes are adjacent)."""
-    hash_terms: npt.NDArray[np.int32]
-    """The term number of each entry of :attr:`hashes`."""
-    starts: Ints
-    """Term ``t``'s postings are ``starts[t]:starts[t + 1]``."""
-    vocab: npt.NDArray[np.uint8]
-    """The terms' UTF-8 bytes, term after term."""
-    vocab_starts: Ints
-    post_rows: npt.NDArray[np.int32]
-    """Row number (index into :attr:`rows`) per posting, ascending within a term. Loaded
-    postings keep this and :attr:`post_tf` in their file and read the slices asked for
-    (``impact_file.FileRows``): use them through :meth:`postings` only."""
-    post_tf: npt.NDArray[Any]
-    """Occurrences per posting and field, shape (postings, fields), unsigned integers."""
-
-    @property
-    def size(self) -> int:
-        return int(self.rows.shape[0])
-
-    def term(self, term: str) -> int:
-        """The term's number, -1 when no row holds it."""
-        h = term_hash(term)
-        lo = int(np.searchsorted(self.hashes, h, "left"))
-        hi = int(np.searchsorted(self.hashes, h, "right"))
-        want = term.encode("utf-8")
-        for i in range(lo, hi):
-            t = int(self.hash_terms[i])
-            a, b = int(self.vocab_starts[t]), int(self.vocab_starts[t + 1])
-            if self.vocab[a:b].tobytes() == want:
-                return t
-        return -1
-
-    def postings(self, term: str) -> tuple[npt.NDArray[np.int32], npt.NDArray[Any]]:
-        t = self.term(term)
-        if t < 0:
-            return EMPTY_ROWS, EMPTY_TF
-        a, b = int(self.starts[t]), int(self.starts[t + 1])
-        return self.post_rows[a:b], self.post_tf[a:b]
-
-
-EMPTY_ROWS = np.zeros(0, dtype=np.int32)
-EMPTY_TF = np.zeros((0, FIELDS), dtype=np.uint16)
-
-
-def build(rows: Iterable[Row], tf_dtype: type[np.unsignedinteger[Any]] = np.uint16) -> Postings:
-    """Postings of ``rows`` (ascending rowids), tokenised as FTS5's tokenizer does the
-    analyzed fields (tokens are separated by whitespace: ``migrations.FTS_TOKENIZER``).
-
-    Counts per field are held in ``tf_dtype`` (a count above its maximum is held as that
-    maximum). Batches are tokenised first, then placed term by term into the final arrays,
-    so the build's memory stays near twice the postings' size."""
-    tf_max = int(np.iinfo(tf_dtype).max)
-    vocab = _Vocab()
-    rowids: list[int] = []
-    files: list[int] = []
-    lengths: list[int] = []
-    parts: list[tuple[npt.NDArray[np.int32], npt.NDArray[np.int32], npt.NDArray[Any]]] = []
-    batch: list[Row] = []
-    chars = 0
-
-    def flush() -> None:
-        if batch:
-            first = len(rowids) - len(batch)
-            parts.append(_tokenise(batch, first, vocab, lengths, tf_dtype, tf_max))
-            batch.clear()
-
-    for row in rows:
-        rowids.append(row[0])
-        files.append(row[1])
-        batch.append(row)
-        chars += sum(len(text) for text in row[2] if text)
-        if len(batch) >= BATCH_ROWS or chars >= BATCH_CHARS:
-            flush()
-            chars = 0
-    flush()
-    counts = np.zeros(len(vocab), dtype=np.int64)
-    for terms, _, _ in parts:
-        counts += np.bincount(terms, minlength=len(vocab))
-    starts = np.zeros(len(vocab) + 1, dtype=np.int64)
-    np.cumsum(counts, out=starts[1:])
-    total = int(starts[-1])
-    post_rows = np.empty(total, dtype=np.int32)
-    post_tf = np.empty((total, FIELDS), dtype=tf_dtype)
-    cursor = starts[:-1].copy()
-    while parts:  # batches in row order: rows stay ascending within each term
-        terms, batch_rows, tf = parts.pop(0)
-        edge = np.ones(len(terms), dtype=bool)
-        edge[1:] = terms[1:] != terms[:-1]
-        run_start = np.flatnonzero(edge)
-        run_length = np.diff(np.append(run_start, len(terms)))
-        where = cursor[terms] + np.arange(len(terms)) - np.repeat(run_start, run_length)
-        post_rows[where] = batch_rows
-        post_tf[where] = tf
-        cursor[terms[run_start]] += run_length
-    words = list(vocab)
-    vocab.clear()
-    encoded = [w.encode("utf-8") for w in words]
-    del words
-    vocab_starts = np.zeros(len(encoded) + 1, dtype=np.int64)
-    np.cumsum([len(e) for e in encoded], out=vocab_starts[1:])
-    hashes = np.fromiter((zlib.crc32(e) for e in encoded), dtype=np.uint32, count=len(encoded))
-    by_hash = np.argsort(hashes, kind="stable")
-    return Postings(
-        rows=np.asarray(rowids, dtype=np.int64),
-        files=np.asarray(files, dtype=np.int64),
-        lengths=np.asarray(lengths, dtype=np.int32),
-        hashes=hashes[by_hash],
-        hash_terms=by_hash.astype(np.int32),
-        starts=starts,
-        vocab=np.frombuffer(b"".join(encoded), dtype=np.uint8),
-        vocab_starts=vocab_starts,
-        post_rows=post_rows,
-        post_tf=post_tf,
-    )
-
-
-class _Vocab(dict[str, int]):
-    """Term numbers, a new term numbered as it is first looked up."""
-
-    def __missing__(self, term: str) -> int:
-        number = self[term] = len(self)
-        return number
-
-
-def _tokenise(
-    batch: list[Row],
-    first: int,
-    vocab: _Vocab,
-    lengths: list[int],
-    tf_dtype: type[np.unsignedinteger[Any]],
-    tf_max: int,
-) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32], npt.NDArray[Any]]:
-    """One batch's (term, row, per-field counts), sorted by term then row."""
-    ids: list[int] = []
-    slots: list[int] = []  # row in batch x FIELDS + field, per token
-    for n, (_, _, fields) in enumerate(batch):
-        total = 0
-        for c, text in enumerate(fields):
-            if not text:
-                continue
-            tokens = text.split()
-            total += len(tokens)
-            ids.extend(map(vocab.__getitem__, tokens))
-            slots.extend([n * FIELDS + c] * len(tokens))
-        lengths.append(total)
-    if not ids:
-        empty = np.zeros(0, np.int32)
-        return empty, empty, np.zeros((0, FIELDS), dtype=tf_dtype)
-    span = len(batch) * FIELDS
-    keys = np.asarray(ids, dtype=np.int64) * span + np.asarray(slots, dtype=np.int64)
-    del ids, slots
-    keys, counts = np.unique(keys, return_counts=True)
-    term, slot = np.divmod(keys, span)
-    row, field = np.divmod(slot, FIELDS)
-    edge = np.ones(len(keys), dtype=bool)
-    edge[1:] = (term[1:] != term[:-1]) | (row[1:] != row[:-1])
-    group = np.cumsum(edge) - 1
-    tf = np.zeros((int(group[-1]) + 1, FIELDS), dtype=tf_dtype)
-    tf[group, field] = np.minimum(counts, tf_max)
-    return term[edge].astype(np.int32), (row[edge] + first).astype(np.int32), tf
-
-
-# -- scoring -----------------------------------------------------------------------------------
 
 
 def supported(query: KeywordQuery) -> bool:
@@ -264,10 +56,9 @@ class Part:
         return self._live
 
     def norm(self, avgdl: float) -> Floats:
-        """``k1 (1 - b + b |r| / avgdl)`` per row, kept while ``avgdl`` holds."""
+        """BM25's length part per row (``bm25.norms``), kept while ``avgdl`` holds."""
         if self._norm is None or self._norm_avgdl != avgdl:
-            lengths = self.postings.lengths.astype(np.float64)
-            self._norm = K1 * (1 - B + B * lengths / avgdl)
+            self._norm = bm25.norms(self.postings.lengths, avgdl)
             self._norm_avgdl = avgdl
         return self._norm
 
@@ -300,8 +91,7 @@ def score(
         return []
     avgdl = sum(p.live()[1] for p in parts) / n_rows
     cols = [FTS_FIELDS.index(f) for f in query.fields] if query.fields else list(range(FIELDS))
-    w = np.zeros(FIELDS, dtype=np.float64)
-    w[cols] = [float(weights[c]) for c in cols]
+    w = bm25.field_weights(weights, cols, FIELDS)
     # FTS5's phrase order: the required clauses' alternatives, then the others'.
     ordered = [
         (clause, required)
@@ -425,14 +215,11 @@ def _gains(
     n_rows: int,
     avgdl: float,
 ) -> Gains:
-    hits = sum(len(rows) for rows, _ in per_part)
-    idf = float(np.log((n_rows - hits + 0.5) / (hits + 0.5)))
-    idf = idf if idf > 0 else 1e-6
-    out: Gains = []
-    for part, (rows, tf) in zip(parts, per_part, strict=True):
-        f = tf @ w
-        out.append((rows, idf * (f * (K1 + 1.0)) / (f + part.norm(avgdl)[rows])))
-    return out
+    idf = bm25.idf(n_rows, sum(len(rows) for rows, _ in per_part))
+    return [
+        (rows, bm25.gains(idf, bm25.frequencies(tf, w), part.norm(avgdl)[rows]))
+        for part, (rows, tf) in zip(parts, per_part, strict=True)
+    ]
 
 
 class TermCache:

@@ -1,13 +1,13 @@
 """The keyword postings a store handle searches with: the saved file, kept in step with the index.
 
-The writer builds :class:`~noteseek.store.sqlite.impact.Postings` of ``chunks_fts`` and
+The writer builds :class:`~noteseek.store.sqlite.postings.Postings` of ``chunks_fts`` and
 ``docs_fts`` at the end of an index run over :data:`FROM_ROWS` chunks, when none is saved or
-many files changed since, and saves them beside the index (``impact_file.py``). Every handle
+many files changed since, and saves them beside the index (``postings_file.py``). Every handle
 maps that file and, whenever the index has changed, reads which files changed since it was
 built (``keyword_log``, filled by triggers in the same transaction as each change): their rows
 in the saved postings are set aside and their current rows are read and tokenised into a small
 second set of postings, so a search sees exactly what FTS5 would. Until a file exists, or when
-more files changed than :func:`delta_limit` allows, :meth:`Impacts.parts` answers None and the
+more files changed than :func:`delta_limit` allows, :meth:`PostingsState.parts` answers None and the
 keyword index asks FTS5.
 """
 
@@ -26,8 +26,9 @@ from typing import Any
 import numpy as np
 
 from noteseek.store.base import ChangeToken
-from noteseek.store.sqlite import impact_file
-from noteseek.store.sqlite.impact import Ints, Mask, Part, Postings, Row, TermCache, build
+from noteseek.store.sqlite import postings_file
+from noteseek.store.sqlite.postings import Ints, Mask, Postings, Row, build
+from noteseek.store.sqlite.postings_search import Part, TermCache
 from noteseek.store.sqlite.sql import IN_BATCH, filter_sql
 from noteseek.types import Filters
 
@@ -73,11 +74,11 @@ class _Saved:
     stamp: tuple[int, int, int]
 
 
-class Impacts:
+class PostingsState:
     """Saved postings for one index folder, patched to the index's current state."""
 
     def __init__(self, folder: Path) -> None:
-        self.path = folder / impact_file.NAME
+        self.path = folder / postings_file.NAME
         self._saved: _Saved | None = None
         self._token: ChangeToken | None = None
         self._parts: dict[str, list[Part]] | None = None
@@ -157,7 +158,7 @@ class Impacts:
             return None
         stamp = (st.st_ino, st.st_mtime_ns, st.st_size)
         if self._saved is None or self._saved.stamp != stamp:
-            loaded = impact_file.load(self.path)
+            loaded = postings_file.load(self.path)
             if loaded is None or set(loaded[1]) != set(TABLES):
                 self._saved = None
                 return None
@@ -197,7 +198,7 @@ class Impacts:
             files = int(reader.execute("SELECT count(*) FROM files").fetchone()[0])
             header = {"log": _log_id(reader), "seq": seq, "files": files}
             tables = {table: build(_read(reader, table, None), TF_TYPES[table]) for table in TABLES}
-        impact_file.save(self.path, tables, header)
+        postings_file.save(self.path, tables, header)
         del tables
         _return_freed_memory()
         return seq
