@@ -5,16 +5,21 @@ semantic (cosine similarity to the query's embedding). Weighted Reciprocal Rank 
 them; the results carry each lane's rank and raw score for ``--explain``. A single-lane mode
 goes through the same fusion, so scores mean the same thing in every mode.
 
-After fusion the stages of ``search/stages/`` run in order (boosts, MMR, re-ranking,
-diversity); the candidates' chunk rows are read once (``search/rows.py``) and shared by the
-stages and the hits.
+After fusion the default stages of ``search/stages/`` run in order (the community and
+recency boosts, then diversity: grouping by document); the candidates' chunk rows are read once
+(``search/rows.py``) and shared by the stages and the hits.
+
+The stages measured as no gain (``docs/evaluation.md``: query expansion, score-aware fusion,
+the graph lane, MMR, re-ranking, duplicate removal) are not part of this path: they enter
+through ``search/stages/registry.py`` when a setting names them, at their point (the keyword
+query, the weights, a lane after fusion, a re-ordering before diversity, a duplicate rule).
 """
 
 from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
@@ -28,16 +33,14 @@ from noteseek.analysis import Analyzer
 from noteseek.config import SearchSettings
 from noteseek.search import fusion, keyword, relevance
 from noteseek.search.allowed import AllowedRows
-from noteseek.search.concepts import expand_query
 from noteseek.search.expand import Continued, Expansions
-from noteseek.search.fusion import Fused, rrf, score_aware_weights
-from noteseek.search.graph_lane import GraphHit, graph_lane
+from noteseek.search.fusion import Fused, rrf
 from noteseek.search.query import parse_bounded, semantic_text
 from noteseek.search.request import SearchRequest, SearchResources, VectorLane
 from noteseek.search.rows import CandidateRows
 from noteseek.search.snippet import make_snippet
-from noteseek.search.stages import POST_FUSION, StageContext
-from noteseek.store.base import Catalog, ChunkRow, SearchSource
+from noteseek.search.stages import BOOSTS, Chosen, Diversify, Stage, StageContext, chosen
+from noteseek.store.base import ChunkRow, SearchSource
 from noteseek.types import Clause, Hit, KeywordQuery
 
 
@@ -52,6 +55,9 @@ class PipelineResult:
     expansion: list[str] = field(default_factory=list)
     """Words the concept vocabulary added to the keyword query."""
 
+
+RETRIEVERS = ("keyword", "semantic")
+"""The lanes that fetch ``want`` candidates (a lane added after fusion fetches no more)."""
 
 WIDEN_MAX = 2000
 """Most candidates a lane fetches when grouping by document left fewer results than asked."""
@@ -89,7 +95,7 @@ def run(request: SearchRequest, resources: SearchResources) -> PipelineResult:
         settings.max_per_document
         and ranked.shown < request.k
         and want < WIDEN_MAX
-        and any(n >= want for lane, n in ranked.lanes.items() if lane != "graph")
+        and any(n >= want for lane, n in ranked.lanes.items() if lane in RETRIEVERS)
     ):
         want = wider(want, ranked.shown, request.k, memo.held())
         ranked = _run(request, resources, want, memo, rows)
@@ -134,7 +140,8 @@ def _run(
     index's answers and ``rows`` the chunk rows read for the next, wider pass."""
     store, analyzer, settings = resources.store, resources.analyzer, resources.settings
     text, filters, k, mode = request.text, request.filters, request.k, request.mode
-    vectors, concepts, graph = resources.vectors, resources.concepts, resources.graph
+    vectors = resources.vectors
+    optional = chosen(resources)  # the optional stages the settings name (none by default)
     timings: dict[str, float] = {}
     warnings: list[str] = []
     lanes: dict[str, list[tuple[int, float]]] = {}
@@ -164,13 +171,12 @@ def _run(
             warnings.append(f"nothing to search for: {gate}")
         elif gate:
             warnings.append(f"the semantic lane did not run: {gate}")
-        elif semantic and run_keyword and not (concepts is not None and settings.expansion_terms):
+        elif semantic and run_keyword and not optional.needs_query_vector:
             embedding = _EMBEDDING.submit(vectors.embed_query, semantic)  # beside the keywords
         elif semantic:
             qvec = vectors.embed_query(semantic)
             timings["embed_ms"] = _ms(started)
 
-    expansion: list[str] = []
     if run_keyword:
         started = time.perf_counter()
         kw_query = query
@@ -178,14 +184,8 @@ def _run(
             settings.function_words == "questions" and relevance.is_question(text)
         ):
             kw_query = relevance.strip_function_words(query, analyzer)
-        if concepts is not None and qvec is not None and settings.expansion_terms:
-            expansion = [
-                word
-                for word, _ in concepts.nearest(
-                    qvec, settings.expansion_terms, settings.expansion_min_cosine, query.terms
-                )
-            ]
-            kw_query = expand_query(kw_query, expansion, analyzer)
+        for rewrite in optional.query:
+            kw_query = rewrite.rewrite(kw_query, query, qvec, resources)
         kw_response = keyword.retrieve(store, kw_query, filters, want, settings, memo)
         lanes["keyword"] = [(r.rowid, r.blended) for r in kw_response.results]
         timings["keyword_ms"] = _ms(started)
@@ -210,8 +210,8 @@ def _run(
     weights = {"keyword": settings.keyword_weight, "semantic": settings.semantic_weight}
     if settings.question_weight != 1.0 and relevance.is_question(text):
         weights["semantic"] *= settings.question_weight
-    if settings.fusion == "score-aware" and len(lanes) > 1:
-        weights = score_aware_weights(lanes, weights, settings.flat_lane_z)
+    for reweight in optional.weights:
+        weights = reweight.weights(lanes, weights, settings)
     partial = vectors is not None and vectors.coverage < 1.0 and "semantic" in lanes
     if partial and settings.partial_vectors == "scale" and vectors is not None:
         weights["semantic"] *= vectors.coverage
@@ -241,29 +241,21 @@ def _run(
         )
 
     fused = fuse()
-    graph_via: dict[int, GraphHit] = {}
-    if graph is not None and settings.graph_weight > 0 and fused:
+    for extra in optional.lanes:  # a lane built from the fused results (the graph lane)
+        if not fused:
+            break
         started = time.perf_counter()
-        found, graph_via = graph_lane(
-            store,
-            graph,
-            fused,
-            seeds=settings.graph_seeds,
-            method=settings.graph_method,
-            depth=settings.graph_depth,
-            edge_weights=settings.graph_edge_weights,
-            query_vector=qvec,
-            vectors=vectors.index if vectors else None,
-        )
+        found = extra.retrieve(fused, resources, qvec)
         if found:
-            lanes["graph"] = found
-            weights = {**weights, "graph": settings.graph_weight}
+            lanes[extra.name] = found
+            weights = {**weights, extra.name: extra.weight(settings)}
             fused = fuse()
-        timings["graph_ms"] = _ms(started)
+        timings[f"{extra.name}_ms"] = _ms(started)
     rows.know_files(memo.files)
     context = StageContext(request, resources, rows, lanes, weights)
-    rows.full = any(s.full_rows and s.enabled(fused, context) for s in POST_FUSION)
-    for stage in POST_FUSION:
+    stages: list[Stage] = [*BOOSTS, *optional.post, Diversify(optional.duplicates)]
+    rows.full = any(s.full_rows and s.enabled(fused, context) for s in stages)
+    for stage in stages:
         if stage.enabled(fused, context):
             started = time.perf_counter()
             fused = stage.apply(fused, context)
@@ -288,10 +280,12 @@ def _run(
             rank_scale=rank_scale,
             weights={lane: weights[lane] for lane in lanes},
             expand_chars=request.expand_chars,
-            graph_via=graph_via,
+            stages=stages,
+            optional=optional,
             also=context.also,
         )
         timings["results_ms"] = _ms(started)
+        expansion = [word for stage in optional.query for word in stage.words]
         return PipelineResult(hits, len(fused), counts, timings, warnings, expansion)
 
     return _Ranked(min(k, len(fused)), counts, finish)
@@ -354,7 +348,8 @@ def _hits(
     rank_scale: Mapping[str, float],
     weights: dict[str, float],
     expand_chars: int = 0,
-    graph_via: Mapping[int, GraphHit] | None = None,
+    stages: Sequence[Stage] = (),
+    optional: Chosen | None = None,
     also: Mapping[int, list[int]] | None = None,
 ) -> list[Hit]:
     rows = candidates.get(f.rowid for f in fused)
@@ -396,11 +391,23 @@ def _hits(
             else:
                 hit.text, hit.start_line, hit.end_line = grown
         if explain:
+            parts = [stage.explain(item) for stage in stages]
             hit.explain = _explain(
-                item, kw_results, fields, matched, terms, analyzer, row, rrf_k, weights, rank_scale
+                item,
+                kw_results,
+                fields,
+                matched,
+                terms,
+                analyzer,
+                row,
+                rrf_k,
+                weights,
+                parts,
+                rank_scale,
             )
-            if "graph" in weights:
-                hit.explain["graph"] = _explain_graph(store, item, (graph_via or {}))
+            for extra in optional.lanes if optional else ():  # optional lanes that found some
+                if extra.name in weights:
+                    hit.explain[extra.name] = extra.explain(item, store)
         hits.append(hit)
     return hits
 
@@ -431,19 +438,6 @@ def _section(row: ChunkRow) -> dict[str, Any]:
     }
 
 
-def _explain_graph(store: Catalog, item: Fused, via: Mapping[int, GraphHit]) -> dict[str, Any]:
-    hit = via.get(item.rowid)
-    if hit is None:
-        return {"rank": None, "note": "not linked to the top results"}
-    seed = store.file_row(hit.seed)
-    return {
-        "rank": item.ranks.get("graph"),
-        "score": round(hit.score, 6),
-        "via": seed.doc_id if seed is not None else None,
-        "edge": hit.edge,
-    }
-
-
 def _explain(
     item: Fused,
     kw_results: dict[int, keyword.KeywordResult],
@@ -454,8 +448,11 @@ def _explain(
     row: ChunkRow,
     rrf_k: float,
     weights: dict[str, float],
+    parts: Sequence[dict[str, Any]] = (),
     rank_scale: Mapping[str, float] | None = None,
 ) -> dict[str, Any]:
+    """Each lane's rank and score, and the fusion; ``parts`` are the post-fusion stages'
+    explanations (re-ranking's logit; the boosts' factors, which join ``fusion``)."""
     rank_scale = rank_scale or {}
     out: dict[str, Any] = {}
     kw = kw_results.get(item.rowid)
@@ -478,8 +475,7 @@ def _explain(
             }
         else:
             out["semantic"] = {"rank": None, "note": "not among the semantic lane's candidates"}
-    stages = [stage.explain(item) for stage in POST_FUSION]
-    for part in stages:
+    for part in parts:
         out.update((key, value) for key, value in part.items() if key != "fusion")
     out["fusion"] = {
         "method": "weighted reciprocal rank fusion",
@@ -500,6 +496,6 @@ def _explain(
     }
     if rank_scale:
         out["fusion"]["rank_scale"] = dict(rank_scale)
-    for part in stages:
+    for part in parts:
         out["fusion"].update(part.get("fusion", {}))
     return out

@@ -1,36 +1,26 @@
-"""Diversity: no duplicate of a better-ranked result, a bounded number per document.
+"""Diversity: a bounded number per document, and (optional) no duplicate of a better one.
 
 With the per-document limit (``search.max_per_document``, 1 by default) results are grouped by
 document: a document's best section is the result, and the further sections of it that ranked
 before the last result are listed under it ("also in this document", at most ``ALSO_MAX``)
-instead of filling the list with one document's weaker sections.
+instead of filling the list with one document's weaker sections. The duplicate rules
+(``stages/duplicates.py``) are optional stages: they run here only when a setting names them.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-import numpy.typing as npt
-
 from noteseek.config import SearchSettings
-from noteseek.search.compress import shingles, similar
 from noteseek.search.fusion import Fused
 from noteseek.search.rows import CandidateRows
 from noteseek.search.stages.base import StageContext
+from noteseek.search.stages.registry import DuplicateRule, duplicate_rules
 from noteseek.store.base import VectorIndex
 
 ALSO_MAX = 3
 """Most further sections listed under a result of a document at its limit."""
-
-
-def _diversifying(settings: SearchSettings) -> bool:
-    return bool(
-        settings.dedupe
-        or settings.near_duplicate
-        or settings.semantic_duplicate
-        or settings.max_per_document
-    )
 
 
 def diversify(
@@ -40,28 +30,21 @@ def diversify(
     settings: SearchSettings,
     vectors: VectorIndex | None = None,
     also: dict[int, list[int]] | None = None,
+    duplicates: Sequence[DuplicateRule] | None = None,
 ) -> list[Fused]:
-    """The first ``k`` results without duplicates of a better-ranked result and with at most
-    ``max_per_document`` sections per document (0: no limit).
+    """The first ``k`` results with at most ``max_per_document`` sections per document (0: no
+    limit) and, when a duplicate rule is on (``stages/duplicates.py``; by default none), without
+    duplicates of a better-ranked result.
 
-    A duplicate is, by the switches on: the same section text (``dedupe``, content hash), word
-    3-grams overlapping by ``near_duplicate`` Jaccard or more, or embeddings at
-    ``semantic_duplicate`` cosine or more (results without a vector are never semantic
-    duplicates). Rows and vectors are read in windows, so a long list costs only what it takes
-    to keep ``k``.
-    ``also``, when given, receives for a kept result the rowids of its document's sections
-    that the per-document limit left out (see the module docstring).
+    ``duplicates``: the rules in force (default: the ones ``settings`` name, comparing
+    embeddings from ``vectors``). Rows are read in windows, so a long list costs only what it
+    takes to keep ``k``. ``also``, when given, receives for a kept result the rowids of its
+    document's sections that the per-document limit left out (see the module docstring).
     """
-    near, semantic, per_document = (
-        settings.near_duplicate,
-        settings.semantic_duplicate if vectors is not None else 0.0,
-        settings.max_per_document,
-    )
+    rules = duplicate_rules(settings, vectors) if duplicates is None else duplicates
+    per_document = settings.max_per_document
     out: list[Fused] = []
     seen_text: set[str] = set()
-    kept_grams: list[frozenset[int]] = []
-    kept_mat: npt.NDArray[np.float32] | None = None  # the kept results' vectors, row by row
-    kept_n = 0
     places = _Places(per_document, also)
     step = max(k * 2, 50)
     for start in range(0, len(fused), step):
@@ -75,7 +58,8 @@ def diversify(
             wanted = places.with_room(wanted, files)
         by_id = rows.get(wanted)  # read window by window: k kept is enough
         present = [f.rowid for f in window if f.rowid in by_id]
-        vecs = vectors.vectors_for(present) if semantic and vectors is not None else {}
+        for rule in rules:
+            rule.window(present)
         for item in window:
             row = by_id.get(item.rowid)
             if row is None:
@@ -86,31 +70,16 @@ def diversify(
                 row = rows.get([item.rowid]).get(item.rowid)
                 if row is None:
                     continue
-                if semantic and vectors is not None:
-                    vecs.update(vectors.vectors_for([item.rowid]))
-            if settings.dedupe and row.content_hash in seen_text:
-                continue
+                for rule in rules:
+                    rule.window([item.rowid])
             if per_document and places.full(row.file_id):
                 places.list_under(row.file_id, item.rowid, row.content_hash not in seen_text)
                 continue
-            grams = shingles(row.text) if near else frozenset()
-            if near and any(similar(grams, other, near) for other in kept_grams):
-                continue
-            vec = vecs.get(item.rowid)
-            if (
-                vec is not None
-                and kept_mat is not None
-                and kept_n
-                and float(np.max(kept_mat[:kept_n] @ vec)) >= semantic
-            ):
+            if any(rule.duplicate(item.rowid, row) for rule in rules):
                 continue
             seen_text.add(row.content_hash)
-            kept_grams.append(grams)
-            if vec is not None:
-                if kept_mat is None:
-                    kept_mat = np.empty((k, vec.shape[0]), dtype=np.float32)
-                kept_mat[kept_n] = vec
-                kept_n += 1
+            for rule in rules:
+                rule.keep(item.rowid, row)
             places.keep(row.file_id, item.rowid)
             out.append(item)
             if len(out) >= k:
@@ -176,8 +145,12 @@ class Diversify:
     name = "diversify"
     full_rows = False  # reads whole rows only of the windows it gets through
 
+    def __init__(self, duplicates: Sequence[DuplicateRule] = ()) -> None:
+        self.duplicates = duplicates
+        """The duplicate rules the settings name (optional stages; none by default)."""
+
     def enabled(self, candidates: list[Fused], context: StageContext) -> bool:
-        return _diversifying(context.settings)
+        return bool(context.settings.max_per_document or self.duplicates)
 
     def apply(self, candidates: list[Fused], context: StageContext) -> list[Fused]:
         vectors = context.resources.vectors
@@ -188,6 +161,7 @@ class Diversify:
             context.settings,
             vectors.index if vectors else None,
             context.also,
+            self.duplicates,
         )
 
     def explain(self, item: Fused) -> dict[str, Any]:

@@ -1,13 +1,14 @@
-"""Maximal marginal relevance: variety among the top results, by their vectors."""
+"""Maximal marginal relevance (optional, ``search.mmr_lambda`` below 1): variety among the top
+results, by their vectors."""
 
 from __future__ import annotations
-
-from typing import Any
 
 import numpy as np
 
 from noteseek.search.fusion import Fused
+from noteseek.search.request import SearchResources
 from noteseek.search.stages.base import StageContext
+from noteseek.search.stages.registry import PostStage, register
 from noteseek.store.base import VectorIndex
 
 
@@ -54,9 +55,14 @@ def mmr(fused: list[Fused], index: VectorIndex, lam: float, depth: int) -> list[
     return picked + fused[depth:]
 
 
-class Mmr:
+@register
+class Mmr(PostStage):
     name = "mmr"
-    full_rows = False
+    setting = "search.mmr_lambda"
+
+    @classmethod
+    def named(cls, resources: SearchResources) -> Mmr | None:
+        return cls() if resources.settings.mmr_lambda < 1.0 else None
 
     def enabled(self, candidates: list[Fused], context: StageContext) -> bool:
         return (
@@ -70,6 +76,3 @@ class Mmr:
         settings = context.settings
         index = context.resources.vectors.index
         return mmr(candidates, index, settings.mmr_lambda, settings.mmr_depth)
-
-    def explain(self, item: Fused) -> dict[str, Any]:
-        return {}

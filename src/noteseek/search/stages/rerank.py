@@ -1,4 +1,5 @@
-"""Re-ranking the top results with the cross-encoder (``search/rerank.py``)."""
+"""Re-ranking the top results with the cross-encoder (optional, ``rerank.enabled``: the engine
+then hands out the model, ``search/rerank.py``)."""
 
 from __future__ import annotations
 
@@ -6,9 +7,10 @@ from typing import Any
 
 from noteseek.chunking import embedding_input
 from noteseek.search.fusion import Fused
-from noteseek.search.request import Reranker
+from noteseek.search.request import Reranker, SearchResources
 from noteseek.search.rows import CandidateRows
 from noteseek.search.stages.base import StageContext
+from noteseek.search.stages.registry import PostStage, register
 
 
 def rerank(
@@ -43,9 +45,15 @@ def rerank(
     return out + fused[top:]
 
 
-class Rerank:
+@register
+class Rerank(PostStage):
     name = "rerank"
+    setting = "rerank.enabled"
     full_rows = True
+
+    @classmethod
+    def named(cls, resources: SearchResources) -> Rerank | None:
+        return cls() if resources.reranker is not None else None
 
     def enabled(self, candidates: list[Fused], context: StageContext) -> bool:
         return context.resources.reranker is not None and bool(candidates)
