@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from noteseek.store.base import IndexCorrupt, IndexFull, StoreError
+from noteseek.store.errors import IndexCorrupt, IndexFull, StoreError
 from noteseek.store.factory import (
     INDEX_FILE,
     damage,

@@ -18,8 +18,8 @@ from noteseek.config import Settings
 from noteseek.config.milvus import MilvusSettings
 from noteseek.eval.coverage import partial_index
 from noteseek.store.backend import INDEX_FILE, SQLiteBackend
-from noteseek.store.base import Store, StoreError
-from noteseek.store.errors import UNREADABLE, is_interrupt
+from noteseek.store.base import Store
+from noteseek.store.errors import UNREADABLE, StoreError, is_interrupt
 from noteseek.store.factory import backend_for
 from noteseek.store.migrate import MigrateError, target
 from tests.store_conformance.build import MODEL, fill, store_vectors

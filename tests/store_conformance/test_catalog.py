@@ -6,7 +6,8 @@ from dataclasses import replace
 
 import pytest
 
-from noteseek.store.base import Store, WriteRejected
+from noteseek.store.base import Store
+from noteseek.store.errors import WriteRejected
 from noteseek.types import Filters
 from tests.store_conformance.build import (
     MODEL,

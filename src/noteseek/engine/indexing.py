@@ -31,8 +31,7 @@ from noteseek.engine.opening import remember_index
 from noteseek.engine.state import IndexState
 from noteseek.graph.sync import refresh_communities, sync_graph
 from noteseek.indexing.embedding import EmbedReport, embed_pending
-from noteseek.store.base import IndexCorrupt, StoreError
-from noteseek.store.errors import UNREADABLE
+from noteseek.store.errors import UNREADABLE, IndexCorrupt, StoreError
 
 if TYPE_CHECKING:  # the indexer and the parsers load with the first write, not for a search
     from noteseek.indexing.indexer import Indexer, IndexReport, Progress

@@ -53,7 +53,7 @@ from noteseek.indexing.lock import WriterLock, read_writer_info
 from noteseek.indexing.watcher import Batch, Watcher
 from noteseek.priority import yield_cpu
 from noteseek.sources.registry import spec_of
-from noteseek.store.base import StoreError
+from noteseek.store.errors import StoreError
 
 log = logging.getLogger(__name__)
 

@@ -22,7 +22,8 @@ from typing import Any
 
 from noteseek.config import Settings
 from noteseek.store import folder as index_folder
-from noteseek.store.base import Store, StoreError
+from noteseek.store.base import Store
+from noteseek.store.errors import StoreError
 from noteseek.store.factory import Backend, backend_for
 from noteseek.store.migrate import MigrateError as MigrateError
 from noteseek.store.migrate import Progress, copy_index, counts, is_empty

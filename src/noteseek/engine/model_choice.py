@@ -13,7 +13,8 @@ from __future__ import annotations
 import json
 
 from noteseek.config import ConfigError, LoadedConfig, Settings
-from noteseek.store.base import Meta, StoreError
+from noteseek.store.base import Meta
+from noteseek.store.errors import StoreError
 
 CHOICE_META_KEY = "embedding_choice"
 """Meta key: the embedding provider and model the index's vectors were made with (JSON)."""

@@ -16,7 +16,8 @@ from pathlib import Path
 from noteseek.config import ConfigError, LoadedConfig, RootConfig
 from noteseek.sources.base import Source, SourceContext
 from noteseek.sources.registry import DEFAULT_KIND, open_source, spec_of, specs
-from noteseek.store.base import IndexCorrupt, Store
+from noteseek.store.base import Store
+from noteseek.store.errors import IndexCorrupt
 from noteseek.store.folder import saved_roots
 
 StoredRoots = dict[str, tuple[str, str]]

@@ -49,11 +49,8 @@ from noteseek.sources.base import Source, SourceContext
 from noteseek.sources.registry import specs
 from noteseek.store import folder as index_folder
 from noteseek.store.ann import in_background, save_from
-from noteseek.store.base import (
-    Store,
-    StoreError,
-    VectorIndex,
-)
+from noteseek.store.base import Store, VectorIndex
+from noteseek.store.errors import StoreError
 from noteseek.store.factory import Backend, backend_for, damage, index_file
 from noteseek.types import KEYWORD_ONLY_NOTE as KEYWORD_ONLY_NOTE
 

@@ -12,7 +12,7 @@ from typing import Any
 from noteseek.engine.state import IndexState
 from noteseek.indexing.embedding import MODEL_META_KEY
 from noteseek.indexing.styles import stored_styles
-from noteseek.store.base import IndexCorrupt
+from noteseek.store.errors import IndexCorrupt
 from noteseek.store.folder import damaged_message
 
 

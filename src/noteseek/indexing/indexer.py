@@ -26,7 +26,8 @@ from noteseek.indexing.prepare import Outcome, PrepareSettings, RootRules
 from noteseek.indexing.styles import ROOT_STYLES_KEY, resolve_style, stored_styles
 from noteseek.sources.base import FoundFile, Source, SourceContext, printable_path
 from noteseek.sources.registry import open_source, spec_of
-from noteseek.store.base import FileState, Store, WriteRejected
+from noteseek.store.base import FileState, Store
+from noteseek.store.errors import WriteRejected
 
 Progress = Callable[[int, int, str], None]
 """progress(done, total, current path)."""

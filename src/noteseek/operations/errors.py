@@ -71,7 +71,7 @@ def as_operation_error(exc: BaseException) -> OperationError | None:
     from noteseek.engine import Ambiguous as EngineAmbiguous
     from noteseek.engine import NotFound as EngineNotFound
     from noteseek.engine.writer import NotWriter
-    from noteseek.store.base import StoreError, WriterConflict
+    from noteseek.store.errors import StoreError, WriterConflict
 
     if isinstance(exc, OperationError):
         return exc

@@ -31,7 +31,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from noteseek.store import folder as index_folder
-from noteseek.store.base import Store, StoreError
+from noteseek.store.base import Store
+from noteseek.store.errors import StoreError
 
 if TYPE_CHECKING:
     from noteseek.store.milvus import MilvusStore

@@ -29,14 +29,6 @@ from typing import Any, Literal, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from noteseek.store.errors import IndexBusy as IndexBusy
-from noteseek.store.errors import IndexCorrupt as IndexCorrupt
-from noteseek.store.errors import IndexFull as IndexFull
-from noteseek.store.errors import IndexUnavailable as IndexUnavailable
-from noteseek.store.errors import IndexUnwritable as IndexUnwritable
-from noteseek.store.errors import StoreError as StoreError
-from noteseek.store.errors import WriterConflict as WriterConflict
-from noteseek.store.errors import WriteRejected as WriteRejected
 from noteseek.types import Clause, Filters, KeywordQuery, PreparedFile
 
 MatchMode = Literal["all", "any"]

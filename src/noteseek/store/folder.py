@@ -10,7 +10,7 @@
   command line live only in the index, so without this copy a damaged index could not say
   what to rebuild from.
 * **Errors.** An ``OSError`` on the folder (read-only, a file in the way, a full disk) becomes
-  a :class:`~noteseek.store.base.StoreError` whose message names the folder and what to do.
+  a :class:`~noteseek.store.errors.StoreError` whose message names the folder and what to do.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
-from noteseek.store.base import IndexFull, IndexUnwritable, StoreError
+from noteseek.store.errors import IndexFull, IndexUnwritable, StoreError
 
 DAMAGE_FILE = "damaged.json"
 ROOTS_FILE = "roots.json"

@@ -2,7 +2,7 @@
 
 A wrong URI, a refused connection, a bad token, a missing database or a server too old for
 the features the index uses all leave every public method of the store as
-:class:`MilvusUnavailable` (a :class:`~noteseek.store.base.StoreError`, which every door
+:class:`MilvusUnavailable` (a :class:`~noteseek.store.errors.StoreError`, which every door
 shows as "unavailable", never as a traceback).
 """
 
@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from typing import Any, TypeVar
 
-from noteseek.store.base import IndexUnavailable
 from noteseek.store.boundary import wrap_public_methods
+from noteseek.store.errors import IndexUnavailable
 
 C = TypeVar("C", bound=type)
 

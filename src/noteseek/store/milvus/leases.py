@@ -68,7 +68,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from noteseek.store.base import StoreError, WriterConflict
+from noteseek.store.errors import StoreError, WriterConflict
 
 LEASE_SECONDS = 60.0
 """How long a claim lives without being renewed."""

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from noteseek.store.base import ChunkRow, FileRow, WriteRejected
+from noteseek.store.base import ChunkRow, FileRow
+from noteseek.store.errors import WriteRejected
 from noteseek.store.milvus import matching, schema
 from noteseek.types import PreparedFile
 

@@ -20,7 +20,8 @@ from typing import Any
 
 from noteseek.deadline import SQLITE_PROGRESS_STEPS, sqlite_progress
 from noteseek.globs import path_match
-from noteseek.store.base import ChangeToken, IndexCorrupt, IndexUnwritable
+from noteseek.store.base import ChangeToken
+from noteseek.store.errors import IndexCorrupt, IndexUnwritable
 from noteseek.store.folder import FileIdentity, folder_error, identity
 from noteseek.store.migrations import MIGRATIONS, SCHEMA_VERSION
 from noteseek.store.sqlite.errors import SQLITE_ERRORS, raise_mapped

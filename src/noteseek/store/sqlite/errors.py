@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from noteseek import deadline
-from noteseek.store.base import IndexBusy, IndexCorrupt, IndexFull, IndexUnwritable, StoreError
 from noteseek.store.boundary import wrap_public_methods
+from noteseek.store.errors import IndexBusy, IndexCorrupt, IndexFull, IndexUnwritable, StoreError
 from noteseek.store.folder import FileIdentity, damaged_message, full_message, mark_damaged
 
 SQLITE_PERM, SQLITE_BUSY, SQLITE_LOCKED, SQLITE_READONLY, SQLITE_INTERRUPT = 3, 5, 6, 8, 9
