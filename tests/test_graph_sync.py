@@ -247,7 +247,7 @@ def test_the_engine_keeps_the_graph_through_edits(tmp_path: Path) -> None:
     with engine_for(folder) as engine:
         engine.index()
         store = engine._state.store
-        cap = engine._state.cap
+        cap = engine._state.values.cap
         assert graph_current(store, cap)
         kept_equals_fresh(store, cap)
         write(notes / "Later note.md", "# Later\n\nback to [[hub]]\n")
@@ -330,12 +330,12 @@ def test_an_index_from_before_the_graph_was_kept(tmp_path: Path) -> None:
     with engine_for(folder) as engine:
         store = engine._state.store  # opening migrates: every file waits for the graph
         assert len(store.graph_dirty()) == 3 and store.stored_communities() is None
-        assert load_graph(store, engine._state.cap) is None
+        assert load_graph(store, engine._state.values.cap) is None
         assert engine.links("a.md") == links  # resolved in memory meanwhile
         assert engine.communities() == groups
         engine.index(keyword_only=True)  # the next writer builds the kept graph
-        assert graph_current(store, engine._state.cap)
-        kept_equals_fresh(store, engine._state.cap)
+        assert graph_current(store, engine._state.values.cap)
+        kept_equals_fresh(store, engine._state.values.cap)
         assert engine.links("a.md") == links
         assert store.stored_communities() is not None and engine.communities() == groups
 

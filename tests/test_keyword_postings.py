@@ -81,7 +81,7 @@ def single_words(query: KeywordQuery) -> bool:
 def compare(engine: Engine, texts: list[str], filters: Filters | None = None) -> tuple[int, int]:
     """(searches compared, searches that differ) over the queries' single-word forms."""
     store: Any = engine.store
-    analyzer = engine._state.analyzer()
+    analyzer = engine._state.values.analyzer()
     weights = weights_of(engine._state.settings.search)
     filters = filters or Filters()
     compared = differ = 0
@@ -132,7 +132,7 @@ def test_filters_apply_inside_the_postings_search(docs: tuple[Engine, Path]) -> 
 def test_phrases_match_the_rows_fts5_matches(docs: tuple[Engine, Path]) -> None:
     engine, _ = docs
     store: Any = engine.store
-    analyzer = engine._state.analyzer()
+    analyzer = engine._state.values.analyzer()
     weights = weights_of(engine._state.settings.search)
     phrases = 0
     for text in ["open-source", "static site", "front matter", "getPage", "page-bundles", "Hugo"]:
@@ -159,7 +159,9 @@ def test_changes_after_the_save_are_searched_at_once(docs: tuple[Engine, Path]) 
     engine.index()
     assert saved.stat().st_mtime_ns == stamp  # three files: patched, not saved again
     store: Any = engine.store
-    parts = store._postings("chunks", parse_query("zebrafish", engine._state.analyzer()), Filters())
+    parts = store._postings(
+        "chunks", parse_query("zebrafish", engine._state.values.analyzer()), Filters()
+    )
     assert parts is not None and len(parts.parts) == 2  # the saved rows and the changed ones
     compared, differ = compare(engine, texts)
     assert differ == 0 and compared >= 30
@@ -194,7 +196,7 @@ def test_another_handle_searches_the_saved_postings(docs: tuple[Engine, Path]) -
     engine.index()
     reader: Any = open_reader(engine._state.index_dir)
     try:
-        query = parse_query("wombat taxonomy", engine._state.analyzer())
+        query = parse_query("wombat taxonomy", engine._state.values.analyzer())
         weights = weights_of(engine._state.settings.search)
         assert reader._postings("chunks", query, Filters()) is not None
         mine = engine.store.keyword_search(query, "any", Filters(), 10, weights)
@@ -212,7 +214,7 @@ def test_many_changes_use_fts5_until_the_writer_saves_again(
     stamp = saved.stat().st_mtime_ns
     monkeypatch.setattr(postings_state, "delta_limit", lambda files: 1)
     store: Any = engine.store
-    query = parse_query("narwhal", engine._state.analyzer())
+    query = parse_query("narwhal", engine._state.values.analyzer())
     for name in ("a", "b", "c"):
         write(tree / f"{name}.md", f"# Narwhal {name}\n\nA narwhal note.\n")
     with monkeypatch.context() as m:  # a run that ends without saving (as if interrupted)
@@ -241,7 +243,7 @@ def test_a_damaged_postings_file_is_ignored_and_replaced(docs: tuple[Engine, Pat
     write(tree / "touch.md", "# Touch\n\nA change, so every handle looks again.\n")
     engine.index()
     store: Any = engine.store
-    query = parse_query("front matter", engine._state.analyzer())
+    query = parse_query("front matter", engine._state.values.analyzer())
     assert store._postings("chunks", query, Filters()) is not None  # saved again, whole
     after = engine.search("front matter", top_k=5, mode="keyword").hits
     assert [h.path for h in after] == [h.path for h in before]
@@ -267,7 +269,7 @@ def test_postings_saved_again_after_deletion_are_current(docs: tuple[Engine, Pat
     assert saved.exists()
     stamp = saved.stat().st_mtime_ns
     store: Any = engine.store
-    query = parse_query("front matter", engine._state.analyzer())
+    query = parse_query("front matter", engine._state.values.analyzer())
     assert store._postings("chunks", query, Filters()) is not None  # current, so searched
     engine.index()
     assert saved.stat().st_mtime_ns == stamp  # and not built again on every run

@@ -423,7 +423,7 @@ def test_an_expensive_vector_count_is_redone_in_the_background(
     fill_vectors(engine)
     engine.settings.embedding.model = MODEL  # count this test's vectors
     assert engine.embedding_progress() == (60, 60)
-    count = engine._state._progress  # the derived value holding the count
+    count = engine._state.values._progress  # the derived value holding the count
     first = count._held
     assert first is not None
     count._held = first._replace(seconds=3.0)  # as if counting took 3 s

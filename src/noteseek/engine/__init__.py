@@ -35,6 +35,7 @@ from noteseek.engine.results import Ambiguous, GetResult, NotFound, SearchRespon
 from noteseek.engine.searching import Searching
 from noteseek.engine.state import IndexState
 from noteseek.engine.status import status
+from noteseek.engine.values import IndexValues
 from noteseek.store.base import Store
 
 if TYPE_CHECKING:
@@ -76,6 +77,7 @@ class Engine:
         self.settings = config.settings
         self.index_dir = config.index_dir
         self._state = IndexState(config)
+        self._values = self._state.values
         self.notices = self._state.notices
         self._indexing = Indexing(self._state)
         self._searching = Searching(self._state)
@@ -102,7 +104,7 @@ class Engine:
         return self._state.model_id
 
     close = _Delegate("_state", IndexState.close)
-    settle_vectors = _Delegate("_state", IndexState.settle_vectors)
+    settle_vectors = _Delegate("_values", IndexValues.settle_vectors)
     damaged = _Delegate("_state", IndexState.damaged)
     refresh = _Delegate("_state", IndexState.refresh)
     roots = _Delegate("_state", IndexState.roots)
@@ -110,14 +112,14 @@ class Engine:
     naming_roots = _Delegate("_state", IndexState.naming_roots)
     source = _Delegate("_state", IndexState.source)
     embedder = _Delegate("_state", IndexState.embedder)
-    embedding_progress = _Delegate("_state", IndexState.embedding_progress)
+    embedding_progress = _Delegate("_values", IndexValues.embedding_progress)
     keyword_only = _Delegate("_state", IndexState.keyword_only)
     wants_vectors = _Delegate("_state", IndexState.wants_vectors)
-    vector_index = _Delegate("_state", IndexState.vector_index)
-    analyzer = _Delegate("_state", IndexState.analyzer)
-    link_graph = _Delegate("_state", IndexState.link_graph)
-    communities = _Delegate("_state", IndexState.communities)
-    concept_vocabulary = _Delegate("_state", IndexState.concept_vocabulary)
+    vector_index = _Delegate("_values", IndexValues.vector_index)
+    analyzer = _Delegate("_values", IndexValues.analyzer)
+    link_graph = _Delegate("_values", IndexValues.link_graph)
+    communities = _Delegate("_values", IndexValues.communities)
+    concept_vocabulary = _Delegate("_values", IndexValues.concept_vocabulary)
     status = _Delegate("_state", status)
 
     def __enter__(self) -> Engine:

@@ -216,7 +216,7 @@ class Commits:
         """A snippet maker: make(text, diff). Over a hunk (``diff``), the added and removed
         lines are tried first: the context lines around a change often hold the query's
         words without being what changed."""
-        analyzer = self.state.analyzer()
+        analyzer = self.state.values.analyzer()
         parsed = parse_query(query, analyzer)
         terms = set(parsed.terms)
         prefixes = [a[-1] for c in parsed.clauses if c.prefix for a in c.alternatives if a]

@@ -223,7 +223,7 @@ class Indexing:
         """Take the run's writes into the kept link graph; communities when due."""
         store = self.state.store
         with self.state.backend.writing_graph(store):
-            refresh_communities(store, sync_graph(store, self.state.cap))
+            refresh_communities(store, sync_graph(store, self.state.values.cap))
 
     def _record_choice(self) -> None:
         """Store the keyword-only choice given for this run (once the index exists)."""

@@ -219,7 +219,7 @@ class Memories:
         or, when no such document is indexed, the ghost node of that name (a memory may
         mention ``src/auth.py`` before, or without, it being indexed). Returns the node and
         the links, newest memory line first within each memory."""
-        graph = self.state.link_graph()
+        graph = self.state.values.link_graph()
         try:
             node = self.reading.resolve_file(target).doc_id
         except NotFound:

@@ -175,15 +175,17 @@ class Searching:
         lane = self._vector_lane(request.mode, warnings, hypothesis=request.hypothesis)
         return SearchResources(
             self.state.store,
-            self.state.analyzer(),
+            self.state.values.analyzer(),
             search,
             lane,
             reranker=self._reranker(warnings),
             rerank_top=self.settings.rerank.top_n,
             recency_tiers=self._recency_tiers(),
-            communities=self.state.file_communities() if search.community_boost != 1.0 else None,
+            communities=self.state.values.file_communities()
+            if search.community_boost != 1.0
+            else None,
             concepts=self._concepts_for(request.mode, lane, warnings),
-            graph=self.state.graph_view() if search.graph_weight > 0 else None,
+            graph=self.state.values.graph_view() if search.graph_weight > 0 else None,
             allowed=self._allowed,
         )
 
@@ -239,7 +241,7 @@ class Searching:
                 raise ValueError(f"this index is {KEYWORD_ONLY_NOTE}")
             warnings.append(f"{KEYWORD_ONLY_NOTE}; showing keyword results")
             return None
-        embedded, total = self.state.embedding_progress(allow_stale=True)
+        embedded, total = self.state.values.embedding_progress(allow_stale=True)
         if embedded == 0:
             stored_model = self.state.store.meta(MODEL_META_KEY)
             note = (
@@ -263,7 +265,7 @@ class Searching:
         try:
             embed = self.embed_hypothesis if hypothesis else self.embed_query
             return VectorLane(
-                self.state.vector_index(),
+                self.state.values.vector_index(),
                 embed,
                 knows_word=getattr(self.state.embedder(), "knows_word", None),
                 coverage=embedded / total if total else 1.0,
@@ -280,7 +282,7 @@ class Searching:
     ) -> ConceptVocabulary | None:
         if not self.settings.search.expansion_terms or mode != "hybrid" or lane is None:
             return None
-        vocabulary = self.state.concept_vocabulary(wait=False)
+        vocabulary = self.state.values.concept_vocabulary(wait=False)
         if vocabulary is None:
             warnings.append("query expansion: the concept vocabulary is being built")
         return vocabulary
@@ -290,7 +292,7 @@ class Searching:
         mode = self.settings.search.recency
         if mode == "off":
             return []
-        if mode == "auto" and not self.state.dates_trusted():
+        if mode == "auto" and not self.state.values.dates_trusted():
             return []
         return list(self.settings.search.recency_tiers)
 

@@ -71,7 +71,7 @@ def _contents(state: IndexState, out: dict[str, Any]) -> dict[str, Any]:
         for p in state.store.problems()
     ]
     out["last_run"] = state.store.last_run()
-    embedded, total = state.embedding_progress(allow_stale=True)
+    embedded, total = state.values.embedding_progress(allow_stale=True)
     emb = state.settings.embedding
     out["embedding"] = {
         "enabled": emb.enabled,
@@ -83,7 +83,7 @@ def _contents(state: IndexState, out: dict[str, Any]) -> dict[str, Any]:
         "total": total,
         "pending": total - embedded,
     }
-    groups = state.known_communities()  # status never runs Louvain itself: kept or cached
+    groups = state.values.known_communities()  # status never runs Louvain itself: kept or cached
     if groups is not None:
         out["communities"] = {
             "count": len(set(groups.values())),
