@@ -160,7 +160,7 @@ def refused_port() -> int:
     [
         ("{idx}", "invalid", "the target is the source"),
         ("sqlite:{idx}/index.db", "invalid", "sqlite: takes the index folder"),
-        ("{idx}/index.db", "invalid", "is the source's SQLite file"),
+        ("{idx}/index.db", "invalid", "is the file the source (sqlite) keeps its index in"),
         ("ftp://example.invalid/x", "invalid", "starts with http:// or https://"),
         ("milvus:{tmp}/lite", "invalid", "ends in .db"),
         ("  ", "invalid", "--to is empty"),

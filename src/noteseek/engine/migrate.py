@@ -45,8 +45,8 @@ def check_places(source: Backend, target: Backend) -> None:
         raise MigrateError(f"the target is the source ({source.location}): nothing to copy")
     if target.file is not None and target.file == source.file and target.name != source.name:
         raise MigrateError(
-            f"--to {target.file} is the source's SQLite file: a Milvus Lite file needs a "
-            "name of its own"
+            f"--to {target.file} is the file the source ({source.name}) keeps its index in: "
+            f"the {target.name} index needs a file of its own"
         )
     for end in (source, target):
         missing = end.missing()
