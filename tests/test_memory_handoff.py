@@ -112,3 +112,27 @@ def test_a_write_with_nobody_writing_is_indexed_by_its_own_process(tmp_path: Pat
         started = time.monotonic()
         hits = engine.search("tapir snout", mode="keyword", source="memory").hits
         assert [h.path for h in hits] == ["tapir.md"] and time.monotonic() - started < 5
+
+
+def test_a_search_of_every_scope_grows_memories_as_their_kind_says(tmp_path: Path) -> None:
+    """``source="all"`` mixes kinds: memories grow to ``memory.expand_chars`` as in a memory
+    search, documents stay their own section."""
+    notes = tmp_path / "notes"
+    doc = "# Otters\n\nSea otters hold hands while they sleep.\n\n## Diet\n\nUrchins and crabs.\n"
+    write(notes / "otters.md", doc)
+    folder = project(tmp_path, {"notes": notes}, "[embedding]\nenabled = false\n")
+    turns = "\n\n".join(f"**Ann:** turn {i} about the weather." for i in range(12))
+    log = f"# 2024-03-01\n\n{turns}\n\n**Ann:** we saw sea otters sleeping.\n"
+    write(folder / ".memories" / "memory" / "2024-03-01.md", log)
+    with engine_for(folder) as engine:
+        engine.index()
+        memory = engine.search("sea otters sleeping", mode="keyword", source="memory").hits
+        mixed = engine.search("sea otters sleeping", mode="keyword", source="all").hits
+        documents = engine.search("sea otters sleeping", mode="keyword").hits
+    grown = {(h.doc_id, h.start_line, h.end_line) for h in memory}
+    memory_in_mixed = {(h.doc_id, h.start_line, h.end_line) for h in mixed if h.root == "memory"}
+    assert memory_in_mixed and memory_in_mixed <= grown
+    assert any(end - start >= 4 for _, start, end in grown)
+    document = next(h for h in mixed if h.root == "notes")
+    alone = next(h for h in documents if h.root == "notes")
+    assert (document.start_line, document.end_line) == (alone.start_line, alone.end_line)

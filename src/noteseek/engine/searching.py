@@ -9,7 +9,7 @@ vocabulary) and shapes the pipeline's result into a :class:`SearchResponse`.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from noteseek import deadline
@@ -25,8 +25,8 @@ from noteseek.search.concepts import ConceptVocabulary
 from noteseek.search.filters import build_filters, kinds_for
 from noteseek.search.relevance import model_floor
 from noteseek.search.request import MODES, Mode, SearchRequest, SearchResources, VectorLane
-from noteseek.sources.registry import scope_profile
-from noteseek.sources.spec import DOCS_SCOPE, Profile
+from noteseek.sources.registry import kinds_in_scope, scope_profile, spec_of
+from noteseek.sources.spec import DEFAULT_PROFILE, DOCS_SCOPE, Profile
 
 
 class Searching:
@@ -95,10 +95,13 @@ class Searching:
         ):
             if not 0.0 <= value <= 1.0:
                 raise ValueError(f"{name} must be between 0 and 1, got {value}")
-        present = self.state.store.root_kinds().values() if self.state.index_exists else ()
+        kind_of = self.state.store.root_kinds() if self.state.index_exists else {}
+        present = kind_of.values()
         profile = scope_profile(source, self.settings, present)
+        by_root: dict[str, int] = {}
         if expand_chars is None:
             expand_chars = profile.expand_chars
+            by_root = self._expansions_by_root(source, profile, kind_of)
         if not 0 <= expand_chars <= 100_000:
             raise ValueError(f"expand_chars must be between 0 and 100000, got {expand_chars}")
         filters = build_filters(
@@ -139,6 +142,7 @@ class Searching:
             similarity_threshold=similarity_threshold,
             hypothesis=hypothesis,
             expand_chars=expand_chars,
+            expand_by_root=by_root,
         )
         resources = self._resources(request, warnings)
         self._apply(profile, resources)
@@ -165,7 +169,7 @@ class Searching:
             result.timings_ms,
             compression,
             result.expansion,
-            expand_chars,
+            max([expand_chars, *by_root.values()]),
         )
 
     def _resources(self, request: SearchRequest, warnings: list[str]) -> SearchResources:
@@ -188,6 +192,21 @@ class Searching:
             graph=self.state.values.graph_view() if search.graph_weight > 0 else None,
             allowed=self._allowed,
         )
+
+    def _expansions_by_root(
+        self, source: str, profile: Profile, kind_of: Mapping[str, str]
+    ) -> dict[str, int]:
+        """A search that mixes kinds with their own expansion (``all``: memories with
+        documents) grows each root's results as its kind's profile says."""
+        if profile is not DEFAULT_PROFILE:
+            return {}
+        wanted = set(kinds_in_scope(source))
+        by_root = {
+            root: spec_of(kind).profile(self.settings).expand_chars
+            for root, kind in kind_of.items()
+            if kind in wanted
+        }
+        return {root: chars for root, chars in by_root.items() if chars}
 
     def _apply(self, profile: Profile, resources: SearchResources) -> None:
         """Rank by ``profile`` (the searched kinds' own: ``sources/spec.py``)."""

@@ -88,10 +88,14 @@ class Expansions:
         self._owner: dict[tuple[int, int], int] = {}
         """(file id, chunk position) -> the rank of the result whose text holds the chunk."""
 
-    def expand(self, row: ChunkRow, rank: int) -> tuple[str, int, int] | Continued | int:
+    def expand(
+        self, row: ChunkRow, rank: int, budget: int | None = None
+    ) -> tuple[str, int, int] | Continued | int:
         """The grown (text, start line, end line) of the result at ``rank``; when an earlier
         result's text holds its chunk, what continues that text (:class:`Continued`), or just
-        that result's rank when nothing is left around it."""
+        that result's rank when nothing is left around it. ``budget``: this result's own, when
+        not the answer's (results of several kinds)."""
+        limit = self.budget if budget is None else budget
         file_id = row.file_id
         if file_id not in self._chunks:
             self._chunks[file_id] = self._chunks_of(file_id)
@@ -111,10 +115,10 @@ class Expansions:
             seed = next((j for j in (hi + 1, lo - 1) if 0 <= j < len(chunks)), None)
             if seed is None:
                 return owner
-            text, start, end, lo, hi = _grow(chunks[seed], chunks, self.budget, taken)
+            text, start, end, lo, hi = _grow(chunks[seed], chunks, limit, taken)
             self._take(file_id, lo, hi, rank)
             return Continued(owner, text, start, end)
-        text, start, end, lo, hi = _grow(row, chunks, self.budget, taken)
+        text, start, end, lo, hi = _grow(row, chunks, limit, taken)
         self._take(file_id, lo, hi, rank)
         return text, start, end
 

@@ -280,6 +280,7 @@ def _run(
             rank_scale=rank_scale,
             weights={lane: weights[lane] for lane in lanes},
             expand_chars=request.expand_chars,
+            expand_by_root=request.expand_by_root,
             stages=stages,
             optional=optional,
             also=context.also,
@@ -348,6 +349,7 @@ def _hits(
     rank_scale: Mapping[str, float],
     weights: dict[str, float],
     expand_chars: int = 0,
+    expand_by_root: Mapping[str, int] | None = None,
     stages: Sequence[Stage] = (),
     optional: Chosen | None = None,
     also: Mapping[int, list[int]] | None = None,
@@ -377,8 +379,9 @@ def _hits(
         hit.also = [_section(r) for r in candidates.get((also or {}).get(item.rowid, ())).values()]
         if with_text:
             hit.text = row.text
-        if expand_chars:
-            grown = expansions.expand(row, hit.rank)
+        budget = expand_chars if not expand_by_root else expand_by_root.get(row.root, expand_chars)
+        if budget:
+            grown = expansions.expand(row, hit.rank, budget)
             if isinstance(grown, int):  # a better result's text holds this section
                 hit.text, hit.expanded_in = "", grown
             elif isinstance(grown, Continued):  # ...and this one continues it

@@ -45,6 +45,9 @@ class SearchRequest:
     hypothesis: bool = False
     """The text is a hypothetical answer, embedded as a document would be (HyDE)."""
     expand_chars: int = 0
+    expand_by_root: dict[str, int] = field(default_factory=dict)
+    """Roots whose results grow by another budget than ``expand_chars`` (a search that mixes
+    kinds: memories grow as their kind says, documents do not)."""
 
 
 class Reranker(Protocol):
