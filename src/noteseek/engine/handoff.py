@@ -1,10 +1,12 @@
 """Documents written through noteseek (memories) reach the index whichever process holds the
 writer role, and the answer says how.
 
-The write's paths go to the pending journal first (``indexing/pending.py``), durable before
-anything is answered. Then, by who holds the writer role:
+Unless this process is the writer, the write's paths go to the pending journal first
+(``indexing/pending.py``), durable before anything is answered. Then, by who holds the writer
+role:
 
-* this process's live index: it takes them at once (queued; searchable within a second);
+* this process's live index: it takes them at once (queued; searchable within a second),
+  without the journal;
 * nobody: this process takes the role, indexes every waiting write and gives it back;
 * a live index elsewhere (``serve``, ``mcp``, ``watch``): it takes the journal on its next
   turn, and its watcher sees the files anyway (handed over);
@@ -45,10 +47,13 @@ def index_written(
     """Bring the index up to date with ``rels`` of ``root`` just written; returns what was
     done (see the module docstring). ``service``: this process's live index, if any."""
     rels = sorted(set(rels))
-    pending.record(engine.index_dir, root, rels)
     if service is not None and service.role == "writer":
-        service.take_pending()
+        # This process's live writer takes them now; the files outlive it (its next start
+        # reconciles them), so the journal, which hands writes to another process, is not
+        # needed.
+        service.paths_changed({root: set(rels)})
         return QUEUED
+    pending.record(engine.index_dir, root, rels)
     try:
         with one_shot_writer(engine, "memory"):
             pass  # taking the role indexed every waiting write, this one included
@@ -88,6 +93,8 @@ def index_pending(engine: Engine) -> int:
     """As the writer: index every write waiting in the journal; returns how many paths.
     Writes of roots this index does not have (any more) are dropped."""
     waiting = pending.take(engine.index_dir)
+    if not waiting:
+        return 0
     roots = engine.roots()
     done = 0
     try:

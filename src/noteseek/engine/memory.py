@@ -52,14 +52,15 @@ class MemoryLink:
 class Written:
     """A write to the memory folder, and how it reached the index."""
 
+    root: str
     result: WriteResult
     indexed: str
     """``indexed``, ``queued: ...``, ``handed to ...``: what the policy did with it."""
 
-    def to_dict(self, root: str) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "name": self.result.name,
-            "root": root,
+            "root": self.root,
             "created": self.result.created,
             "duplicate_of": self.result.duplicate_of,
             "message": self.result.message,
@@ -167,9 +168,8 @@ class Memories:
     ) -> Written:
         """``result`` with how its files reached the index (``engine/handoff.py``)."""
         if not changed:
-            return Written(result, "unchanged")
-        names = [*also, result.name]
-        return Written(result, self._index(root, names))
+            return Written(root, result, "unchanged")
+        return Written(root, result, self._index(root, [*also, result.name]))
 
     def _index(self, root: str, names: Sequence[str]) -> str:
         from noteseek.engine.handoff import index_written

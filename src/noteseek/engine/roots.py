@@ -118,6 +118,4 @@ class Roots:
         those of kinds any index may have (the memory folder)."""
         if not self._index_exists():
             return {}
-        store = self._store()
-        kinds = store.root_kinds()
-        return {n: p for n, p in store.roots().items() if spec_of(kinds.get(n)).names_index}
+        return {n: p for n, (p, kind) in self.stored().items() if spec_of(kind).names_index}

@@ -9,7 +9,7 @@ vocabulary) and shapes the pipeline's result into a :class:`SearchResponse`.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any
 
 from noteseek import deadline
@@ -25,8 +25,8 @@ from noteseek.search.concepts import ConceptVocabulary
 from noteseek.search.filters import build_filters, kinds_for
 from noteseek.search.relevance import model_floor
 from noteseek.search.request import MODES, Mode, SearchRequest, SearchResources, VectorLane
-from noteseek.sources.registry import kinds_in_scope, scope_profile, spec_of
-from noteseek.sources.spec import DEFAULT_PROFILE, DOCS_SCOPE, Profile
+from noteseek.sources.registry import ensure_known, kinds_in_scope, shared_profile, spec_of
+from noteseek.sources.spec import DOCS_SCOPE, Profile
 
 
 class Searching:
@@ -37,6 +37,7 @@ class Searching:
         self.settings = state.settings
         self._cross_encoder: Any = None
         self._allowed = AllowedRows()
+        self._profiles: dict[str, Profile] = {}
 
     def search(
         self,
@@ -95,13 +96,22 @@ class Searching:
         ):
             if not 0.0 <= value <= 1.0:
                 raise ValueError(f"{name} must be between 0 and 1, got {value}")
+        # The kinds the index holds (one small query): a configured root not indexed yet has
+        # no documents to keep apart, and a kind without roots does not count.
         kind_of = self.state.store.root_kinds() if self.state.index_exists else {}
-        present = kind_of.values()
-        profile = scope_profile(source, self.settings, present)
+        ensure_known(kind_of.values())
+        wanted = kinds_in_scope(source)
+        held = [k for k in wanted if k in kind_of.values()] or wanted
+        profile = shared_profile(self._profile(k) for k in held)
         by_root: dict[str, int] = {}
         if expand_chars is None:
+            # A search that mixes kinds (``all``) grows each root's results as its kind says.
             expand_chars = profile.expand_chars
-            by_root = self._expansions_by_root(source, profile, kind_of)
+            by_root = {
+                root: chars
+                for root, kind in kind_of.items()
+                if kind in wanted and (chars := self._profile(kind).expand_chars) != expand_chars
+            }
         if not 0 <= expand_chars <= 100_000:
             raise ValueError(f"expand_chars must be between 0 and 100000, got {expand_chars}")
         filters = build_filters(
@@ -112,9 +122,7 @@ class Searching:
             before=before,
             where=where,
             exclude_paths=exclude_paths,
-            # The kinds the index holds (one small query): a configured root not indexed yet
-            # has no documents to keep apart.
-            kinds=kinds_for(source, present),
+            kinds=kinds_for(wanted, kind_of.values()),
             doc_ids=doc_ids,
             authors=authors,
             changed=changed,
@@ -193,20 +201,12 @@ class Searching:
             allowed=self._allowed,
         )
 
-    def _expansions_by_root(
-        self, source: str, profile: Profile, kind_of: Mapping[str, str]
-    ) -> dict[str, int]:
-        """A search that mixes kinds with their own expansion (``all``: memories with
-        documents) grows each root's results as its kind's profile says."""
-        if profile is not DEFAULT_PROFILE:
-            return {}
-        wanted = set(kinds_in_scope(source))
-        by_root = {
-            root: spec_of(kind).profile(self.settings).expand_chars
-            for root, kind in kind_of.items()
-            if kind in wanted
-        }
-        return {root: chars for root, chars in by_root.items() if chars}
+    def _profile(self, kind: str) -> Profile:
+        """``kind``'s profile under this engine's settings (they never change: kept)."""
+        profile = self._profiles.get(kind)
+        if profile is None:
+            profile = self._profiles[kind] = spec_of(kind).profile(self.settings)
+        return profile
 
     def _apply(self, profile: Profile, resources: SearchResources) -> None:
         """Rank by ``profile`` (the searched kinds' own: ``sources/spec.py``)."""

@@ -9,6 +9,7 @@ One per engine, shared by its services, closed with it. What is derived from the
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Hashable, Iterator, Mapping
 from typing import Any
 
@@ -25,22 +26,11 @@ from noteseek.store.errors import StoreError
 from noteseek.store.factory import Backend, backend_for, damage, index_file
 from noteseek.types import KEYWORD_ONLY_NOTE as KEYWORD_ONLY_NOTE
 
-COMMUNITY_THROTTLE = 60.0
-"""Seconds between recomputations of the link-graph communities while the index changes."""
-CONCEPT_THROTTLE = 3600.0
-"""Seconds between rebuilds of the concept vocabulary (every vocabulary word is embedded)."""
-
 REBUILDING = "being rebuilt from the files; it was damaged: "
 """How a damaged index is recorded while it is rebuilt (searches are refused meanwhile)."""
 
 KEYWORD_ONLY_META_KEY = "keyword_only"
 """Meta key: "1" when the user chose a keyword-only index (``noteseek index --keyword-only``)."""
-
-Communities = dict[int, int]
-"""Community per file id (for the community boost)."""
-COMPUTED_HERE = 0.5
-"""Seconds above which communities computed in this process (an index that keeps none yet)
-are recomputed in the background; communities read as kept are read again inline."""
 
 
 class IndexState:
@@ -76,9 +66,10 @@ class IndexState:
             self._adopt_model(store)
         return self._store
 
-    @property
+    @functools.cached_property
     def backend(self) -> Backend:
-        """Where the index is kept, as the settings choose (asked, never type-checked)."""
+        """Where the index is kept, as the settings choose (asked, never type-checked); the
+        settings never change, so it is chosen once (``index_exists`` asks it per search)."""
         return backend_for(self.settings, self.index_dir)
 
     def _adopt_model(self, store: Store) -> None:

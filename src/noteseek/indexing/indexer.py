@@ -371,18 +371,16 @@ class Indexer:
     def _source(self, name: str, root: RootConfig) -> Source:
         source = open_source(name, root, self.context)
         self._sources[name] = source
+        # How its kind cuts it (a memory folder: small chunks, never merged, typed links).
         spec = spec_of(root.kind)
         profile = spec.profile(self.settings)
         p = self.prepare_settings
-        if name not in p.rules and (
-            profile.chunk_chars is not None or not profile.merge_small or spec.typed_links
-        ):
-            rules = RootRules(
-                profile.chunk_chars or p.max_chars,
-                p.merge_below if profile.merge_small else 0,
-                spec.typed_links,
-            )
-            self.prepare_settings = replace(p, rules={**p.rules, name: rules})
+        rules = RootRules(
+            profile.chunk_chars or p.max_chars,
+            p.merge_below if profile.merge_small else 0,
+            spec.typed_links,
+        )
+        self.prepare_settings = replace(p, rules={**p.rules, name: rules})
         return source
 
     def _outcomes(self, jobs: list[tuple[FoundFile, str | None]]) -> Iterator[Outcome]:

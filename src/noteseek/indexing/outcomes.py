@@ -36,41 +36,40 @@ def prepared(
     jobs: list[Job], sources: Mapping[str, Source], settings: PrepareSettings, workers: int
 ) -> Iterator[Outcome]:
     """An outcome per job, each document read through ``sources`` (by root)."""
+    preparers = {
+        root: prepare
+        for root, source in sources.items()
+        if (prepare := bulk_preparer(spec_of(source.kind).preparer)) is not None
+    }
     bulk: dict[str, list[FoundFile]] = {}
     single: list[Job] = []
     for found, known in jobs:
-        if _preparer(sources, found.root) is not None:
+        if found.root in preparers:
             bulk.setdefault(found.root, []).append(found)
         else:
             single.append((found, known))
     if bulk:
-        yield from _bulk(bulk, sources, settings, workers)
+        yield from _bulk(bulk, sources, preparers, settings, workers)
     yield from _one_by_one(single, sources, settings, workers)
-
-
-def _preparer(sources: Mapping[str, Source], root: str) -> BulkPreparer | None:
-    source = sources.get(root)
-    return None if source is None else bulk_preparer(spec_of(source.kind).preparer)
 
 
 def _bulk(
     bulk: dict[str, list[FoundFile]],
     sources: Mapping[str, Source],
+    preparers: Mapping[str, BulkPreparer],
     settings: PrepareSettings,
     workers: int,
 ) -> Iterator[Outcome]:
     analyzer = get_analyzer(settings.language, settings.stopwords)
-    runs = [(sources[root], found, _preparer(sources, root)) for root, found in bulk.items()]
+    runs = [(sources[root], found, preparers[root]) for root, found in bulk.items()]
     if workers <= 1 or sum(map(len, bulk.values())) < PARALLEL_MIN_FILES:
         for source, found, prepare in runs:
-            assert prepare is not None
             yield from prepare(source, found, analyzer, settings.max_chars, None)
         return
     # The source and this process read; the workers render, chunk and analyze.
     with ParserPool(max(1, workers - 1), settings) as pool:
         try:
             for source, found, prepare in runs:
-                assert prepare is not None
                 yield from prepare(source, found, analyzer, settings.max_chars, pool)
         except BaseException:
             pool.stop()

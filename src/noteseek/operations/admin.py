@@ -11,7 +11,7 @@ from noteseek import __version__
 from noteseek.operations.context import Context
 from noteseek.operations.errors import Invalid, Unavailable
 from noteseek.operations.params import IndexRoots, Migrate, NoParams, Rebuild, Reindex
-from noteseek.sources.registry import kinds_in_scope, scope_operation, scopes, spec_of
+from noteseek.sources.registry import ensure_known, kinds_in_scope, scope_operation, scopes
 
 if TYPE_CHECKING:
     from noteseek.engine import Engine
@@ -19,8 +19,7 @@ if TYPE_CHECKING:
 
 def index_status(ctx: Context, _p: NoParams) -> dict[str, Any]:
     status = ctx.engine.status()
-    for root in status.get("roots", []):
-        spec_of(root.get("kind"))  # a kind from an installed package is registered once met
+    ensure_known(root["kind"] for root in status.get("roots", []) if root.get("kind"))
     problems = status.get("problems", [])
     cap = ctx.limits.problems
     service = ctx.service.state() if ctx.service is not None else None

@@ -1,9 +1,8 @@
 """The memory operations: write, read, list, search and compact an agent's memory folder.
 
-Writes go to the memory folder as plain Markdown (atomic, locked, bounded: see
-``sources/memory/folder.py``), then reach the index the quickest way this process can: the live
-index's writer queues the paths at once; a reader leaves them to the writer's watcher; a
-one-shot command indexes them itself as the index's writer for the moment.
+Writes go through the engine (``engine.memories``): the memory kind's writer puts them in the
+folder as plain Markdown (atomic, locked, bounded), then one policy brings them to the index
+whichever process holds the writer role, and the answer says how (``engine/handoff.py``).
 """
 
 from __future__ import annotations
@@ -42,12 +41,12 @@ def create_memory(ctx: Context, p: CreateMemory) -> dict[str, Any]:
         links=p.links or (),
         title=p.title,
     )
-    return written.to_dict(ctx.engine.memory_root())
+    return written.to_dict()
 
 
 def append_memory(ctx: Context, p: AppendMemory) -> dict[str, Any]:
     written = ctx.engine.memories.append(p.content, title=p.title)
-    return written.to_dict(ctx.engine.memory_root())
+    return written.to_dict()
 
 
 def update_memory(ctx: Context, p: UpdateMemory) -> dict[str, Any]:
@@ -60,15 +59,15 @@ def update_memory(ctx: Context, p: UpdateMemory) -> dict[str, Any]:
         status=p.status,
         title=p.title,
     )
-    return written.to_dict(ctx.engine.memory_root())
+    return written.to_dict()
 
 
 def delete_memory(ctx: Context, p: MemoryRef) -> dict[str, Any]:
-    return ctx.engine.memories.delete(p.name).to_dict(ctx.engine.memory_root())
+    return ctx.engine.memories.delete(p.name).to_dict()
 
 
 def restore_memory(ctx: Context, p: MemoryRef) -> dict[str, Any]:
-    return ctx.engine.memories.restore(p.name).to_dict(ctx.engine.memory_root())
+    return ctx.engine.memories.restore(p.name).to_dict()
 
 
 def read_memory(ctx: Context, p: MemoryRef) -> dict[str, Any]:

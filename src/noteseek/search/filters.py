@@ -10,7 +10,6 @@ from datetime import UTC, datetime, timedelta
 
 from noteseek.analysis import unicode_text
 from noteseek.globs import GlobError, check_patterns
-from noteseek.sources.registry import kinds_in_scope, spec_of
 from noteseek.types import Filters
 
 _RELATIVE_RE = re.compile(r"^(\d+)\s*(h|d|w|m|y)$")
@@ -178,17 +177,10 @@ def build_filters(
     )
 
 
-def kinds_for(source: str, root_kinds: Iterable[str]) -> list[str]:
-    """The root kinds a search of ``source`` (a scope: ``docs``, ``memory``, ...) looks in,
-    given the kinds the index has; empty when every root qualifies (no filter needed).
-    Raises FilterError for an unknown scope."""
-    present = set(root_kinds)
-    for kind in present:
-        spec_of(kind)  # a kind of an installed plugin is registered once met
-    try:
-        wanted = set(kinds_in_scope(source))
-    except ValueError as exc:
-        raise FilterError(str(exc)) from None
+def kinds_for(wanted: Iterable[str], root_kinds: Iterable[str]) -> list[str]:
+    """The root kinds a search looks in: ``wanted`` (its scope's kinds), given the kinds the
+    index has; empty when every root qualifies (no filter needed)."""
+    wanted, present = set(wanted), set(root_kinds)
     if present <= wanted:
         return []
     # Nothing of that scope indexed: a kind no root has lets nothing through.

@@ -7,7 +7,7 @@ package, one entry point in the group ``noteseek.kinds`` naming its spec
 registered (reading every installed package's metadata costs a start a fraction of a
 second), so a run that uses only the built-in kinds never pays for it. A root of an unknown
 kind is a configuration error naming the kinds there are. The rest of noteseek asks a kind's spec
-(:func:`spec_of`, :func:`kinds_in_scope`, :func:`scope_profile`), never its name.
+(:func:`spec_of`, :func:`kinds_in_scope`, :func:`shared_profile`), never its name.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable
 
-from noteseek.config import ConfigError, RootConfig, Settings
+from noteseek.config import ConfigError, RootConfig
 from noteseek.sources.base import Source, SourceContext
 from noteseek.sources.files import SPEC as FILES
 from noteseek.sources.git import SPEC as GIT
@@ -128,16 +128,18 @@ def scope_operation(scope: str) -> str | None:
     return named.pop() if len(named) == 1 else None
 
 
-def scope_profile(scope: str, settings: Settings, present: Iterable[str] = ()) -> Profile:
-    """The profile a search of ``scope`` runs with: that of its kinds when they agree
-    (``present``: the kinds the index holds, when known, so a kind with no roots does not
-    count), else the index's own (a search of every scope mixes kinds)."""
-    kinds = kinds_in_scope(scope)
-    held = set(present)
-    if held and any(k in held for k in kinds):
-        kinds = [k for k in kinds if k in held]
-    profiles = {_SPECS[k].profile(settings) for k in kinds}
-    return profiles.pop() if len(profiles) == 1 else DEFAULT_PROFILE
+def ensure_known(kinds: Iterable[str]) -> None:
+    """Register the installed plugins when any of ``kinds`` (read from an index) is not
+    registered yet: the one place a kind met in data, not in a setting, is looked for."""
+    if any(kind not in _SPECS for kind in kinds):
+        load_plugins()
+
+
+def shared_profile(profiles: Iterable[Profile]) -> Profile:
+    """The profile of a search's kinds when they agree, else the index's own (a search of
+    every scope mixes kinds)."""
+    distinct = set(profiles)
+    return distinct.pop() if len(distinct) == 1 else DEFAULT_PROFILE
 
 
 def open_source(name: str, root: RootConfig, context: SourceContext) -> Source:
