@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from noteseek.engine import Engine, open_engine
+from noteseek.engine import Engine, SearchRequest, open_engine
 from noteseek.eval.metrics import percentile
 
 DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
@@ -148,10 +148,12 @@ def open_index(repo: Path, index_dir: Path, workers: int) -> Engine:
 
 def run_mode(engine: Engine, items: Sequence[KnownItem], mode: str) -> ModeResult:
     result = ModeResult()
-    engine.search_commits(items[0].text, mode=mode, top_n=TOP)  # loads the model, warms caches
+    engine.search_commits(
+        SearchRequest(items[0].text, mode=mode, top_k=TOP)
+    )  # loads the model, warms caches
     for item in items:
         started = time.perf_counter()
-        found = engine.search_commits(item.text, mode=mode, top_n=TOP)
+        found = engine.search_commits(SearchRequest(item.text, mode=mode, top_k=TOP))
         result.latencies_ms.append((time.perf_counter() - started) * 1000)
         hashes = [c.hash for c in found.commits]
         result.ranks[item.query_id] = next(

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from noteseek.embed.onnx import MODELS
-from noteseek.engine import Engine, open_engine
+from noteseek.engine import Engine, SearchRequest, open_engine
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "bench"))
@@ -103,7 +103,7 @@ def main() -> int:
         )
         queries = sample_queries(corpus, args.queries)
         started = time.perf_counter()
-        engine.search("warm up the model and the matrix", mode="hybrid")
+        engine.search(SearchRequest("warm up the model and the matrix", mode="hybrid"))
         print(
             f"first query (loads model and {status['chunks']} vectors): "
             f"{(time.perf_counter() - started) * 1000:.0f} ms"
@@ -126,7 +126,7 @@ def main() -> int:
                 f"concept vocabulary: {len(vocabulary or ())} words in "
                 f"{time.perf_counter() - started:.1f} s"
             )
-            engine.search("warm up", mode="hybrid")
+            engine.search(SearchRequest("warm up", mode="hybrid"))
             measure(engine, queries, "hybrid", "all stages")
             engine.close()
     return 0
@@ -150,7 +150,7 @@ def measure(engine: Any, queries: list[str], mode: str, label: str) -> None:
     stages: dict[str, list[float]] = {}
     for q in queries:
         t = time.perf_counter()
-        res = engine.search(q, top_k=10, mode=mode)
+        res = engine.search(SearchRequest(q, top_k=10, mode=mode))
         total.append((time.perf_counter() - t) * 1000)
         for key, value in res.timings_ms.items():
             stages.setdefault(key, []).append(value)

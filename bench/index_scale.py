@@ -22,6 +22,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from noteseek.engine import SearchRequest
+
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_TGZ = REPO.parent / "shared" / "data" / "scale" / "windows-powershell-docs.tgz"
 
@@ -78,19 +80,19 @@ def main() -> int:
         )
         queries = sample_queries(corpus, args.queries)
         for q in queries[:20]:  # warm the page cache and the analyzer
-            engine.search(q)
+            engine.search(SearchRequest(q))
         times = []
         empty = 0
         for q in queries:
             started = time.perf_counter()
-            res = engine.search(q, top_k=10)
+            res = engine.search(SearchRequest(q, top_k=10))
             times.append((time.perf_counter() - started) * 1000)
             empty += not res.hits
         times.sort()
         worst = []
         for q in template_queries():
             started = time.perf_counter()
-            engine.search(q, top_k=10)
+            engine.search(SearchRequest(q, top_k=10))
             worst.append((q, (time.perf_counter() - started) * 1000))
         p50 = times[len(times) // 2]
         p95 = times[int(len(times) * 0.95)]

@@ -26,6 +26,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from noteseek.engine import SearchRequest
 from noteseek.eval.parity import KEYWORD_ONLY
 from noteseek.eval.runner import eval_engine, ranked_documents, score_ranking
 from noteseek.store.sqlite import postings_state
@@ -42,7 +43,7 @@ def run(store: Any, engine: Any, dataset: Any, fts5: bool) -> tuple[dict[str, li
         runs: dict[str, list[str]] = {}
         started = time.perf_counter()
         for qid, text in dataset.queries.items():
-            hits = engine.search(text, top_k=10, snippets=False, mode="keyword").hits
+            hits = engine.search(SearchRequest(text, top_k=10, snippets=False, mode="keyword")).hits
             runs[qid] = ranked_documents(hits, dataset)[:10]
         return runs, (time.perf_counter() - started) * 1000 / max(1, len(runs))
     finally:

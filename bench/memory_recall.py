@@ -38,7 +38,7 @@ from datetime import date
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from noteseek.engine import Engine, open_engine
+from noteseek.engine import Engine, SearchRequest, open_engine
 from noteseek.eval.evidence import (
     EvidenceSet,
     MemoryQuery,
@@ -143,13 +143,22 @@ def run_mode(
 ) -> ModeRun:
     """Each question's top results in ``mode``, and how long each search took."""
     run = ModeRun()
-    options: dict[str, Any] = {"snippets": False, "expand_chars": expand_chars}
-    options["source"] = source_of(engine)
-    engine.search(queries[0].text, top_k=FETCH, mode=mode, **options)  # loads the model
+
+    def request(text: str) -> SearchRequest:
+        return SearchRequest(
+            text,
+            top_k=FETCH,
+            mode=mode,
+            snippets=False,
+            expand_chars=expand_chars,
+            source=source_of(engine),
+        )
+
+    engine.search(request(queries[0].text))  # loads the model
     hits_of: dict[str, list[Hit]] = {}
     for query in queries:
         started = time.perf_counter()
-        hits = engine.search(query.text, top_k=FETCH, mode=mode, **options).hits
+        hits = engine.search(request(query.text)).hits
         run.latencies_ms.append((time.perf_counter() - started) * 1000)
         hits_of[query.query_id] = hits
     run.results = {qid: retrieved(engine, hits) for qid, hits in hits_of.items()}
@@ -186,12 +195,14 @@ def with_recency(
     run = ModeRun()
     for query in queries:
         hits = engine.search(
-            query.text,
-            top_k=RECENCY_FETCH,
-            mode="hybrid",
-            snippets=False,
-            expand_chars=expand_chars,
-            source=source_of(engine),
+            SearchRequest(
+                query.text,
+                top_k=RECENCY_FETCH,
+                mode="hybrid",
+                snippets=False,
+                expand_chars=expand_chars,
+                source=source_of(engine),
+            )
         ).hits
 
         def boosted(hit: Hit) -> float:

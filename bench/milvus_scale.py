@@ -47,6 +47,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from noteseek.engine import SearchRequest
+
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_TGZ = REPO.parent / "shared" / "data" / "scale" / "windows-powershell-docs.tgz"
 DIMENSION = 384
@@ -488,7 +490,7 @@ class Ticker:
 def search(engine: Any, query: str, mode: str) -> int:
     """Run one query: its number of hits, or -1 when it failed (counted, and timed as is)."""
     try:
-        return len(engine.search(query, top_k=10, mode=mode).hits)
+        return len(engine.search(SearchRequest(query, top_k=10, mode=mode)).hits)
     except Exception as exc:  # one failed query must not lose the run
         note(f"  {mode} query {query!r} failed: {exc}")
         return -1

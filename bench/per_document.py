@@ -20,6 +20,7 @@ import statistics
 import sys
 from pathlib import Path
 
+from noteseek.engine import SearchRequest
 from noteseek.eval.runner import eval_engine
 
 
@@ -48,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
             engine.index()
         distinct5, distinct10, single5, found5, found10 = [], [], 0, 0, 0
         for qid, text in dataset.queries.items():
-            hits = engine.search(text, top_k=10, mode=args.mode, snippets=False).hits
+            hits = engine.search(SearchRequest(text, top_k=10, mode=args.mode, snippets=False)).hits
             docs = [dataset.doc_id_of(h.path) for h in hits]
             distinct5.append(len(set(docs[:5])))
             distinct10.append(len(set(docs[:10])))

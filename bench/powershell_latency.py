@@ -34,6 +34,8 @@ from typing import Any
 
 import numpy as np
 
+from noteseek.engine import SearchRequest
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from noteseek.engine import open_engine
 from noteseek.operations import NO_LIMITS, Context, execute, parse
@@ -108,7 +110,7 @@ def main() -> int:
     if args.fts5:
         store: Any = engine.store
         store._postings_state = PostingsState(Path(tempfile.mkdtemp(prefix="no-postings-")))
-    first = engine.search(queries[0], top_k=10, mode="hybrid")
+    first = engine.search(SearchRequest(queries[0], top_k=10, mode="hybrid"))
     print(
         f"first hybrid query of a fresh process: {time.perf_counter() - started:.2f} s "
         f"(lanes {first.lanes})"
@@ -116,13 +118,13 @@ def main() -> int:
     if not args.no_settle:
         settle_heap()  # as `noteseek mcp` and `serve` do once the index is open
     for q in queries[:WARMUP]:
-        engine.search(q, top_k=10, mode="hybrid")
+        engine.search(SearchRequest(q, top_k=10, mode="hybrid"))
     timed = queries[WARMUP : WARMUP + args.queries]
     for mode in ("hybrid", "keyword", "semantic"):
         ms = []
         for q in timed:
             t = time.perf_counter()
-            engine.search(q, top_k=10, mode=mode)
+            engine.search(SearchRequest(q, top_k=10, mode=mode))
             ms.append((time.perf_counter() - t) * 1000)
         p50, p95 = np.percentile(ms, 50), np.percentile(ms, 95)
         print(f"{mode} top 10: p50 {p50:.1f} ms, p95 {p95:.1f} ms ({len(ms)} queries)")
@@ -144,7 +146,7 @@ def main() -> int:
         profile = cProfile.Profile()
         profile.enable()
         for q in timed:
-            engine.search(q, top_k=10, mode="keyword")
+            engine.search(SearchRequest(q, top_k=10, mode="keyword"))
         profile.disable()
         pstats.Stats(profile).sort_stats("tottime").print_stats(args.profile)
     print(f"peak RSS: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")

@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from noteseek.engine import SearchRequest
 from noteseek.eval.runner import eval_engine
 from noteseek.search.query import semantic_text
 
@@ -180,7 +181,10 @@ def main() -> None:
             for text, cos in sorted(zip(MEANINGLESS, junk, strict=True), key=lambda x: -x[1])[:8]:
                 print(f"    {cos:.3f}  {text}")
             empty = {
-                mode: [not engine.search(t, mode=mode, snippets=False).hits for t in MEANINGLESS]
+                mode: [
+                    not engine.search(SearchRequest(t, mode=mode, snippets=False)).hits
+                    for t in MEANINGLESS
+                ]
                 for mode in ("semantic", "hybrid")
             }
             for mode, flags in empty.items():

@@ -44,7 +44,7 @@ import bm25s
 import numpy as np
 import Stemmer
 
-from noteseek.engine import Engine, open_engine
+from noteseek.engine import Engine, SearchRequest, open_engine
 from noteseek.eval.datasets import Dataset
 from noteseek.eval.runner import eval_engine, ranked_documents, score_ranking
 from noteseek.operations import NO_LIMITS, Context, execute, parse
@@ -159,7 +159,7 @@ def quality(
     totals = {"noteseek": [0.0, 0.0], "bm25s": [0.0, 0.0]}
     for qid, text in queries:
         judged = dataset.qrels.get(qid, {})
-        hits = engine.search(text, top_k=100, snippets=False, mode="keyword").hits
+        hits = engine.search(SearchRequest(text, top_k=100, snippets=False, mode="keyword")).hits
         for name, ranked in (
             ("noteseek", ranked_documents(hits, dataset)),
             ("bm25s", bm.search(text, 100)),
@@ -217,7 +217,7 @@ def run_corpus(name: str, work: Path, limit: int, profile: Path | None) -> dict[
     ctx = Context(engine, None, NO_LIMITS)
     settle_heap()  # both engines built and loaded: as a server settles its heap once started
     lanes: dict[str, Callable[[str], Any]] = {
-        "noteseek top 10": lambda q: engine.search(q, top_k=10, mode="keyword"),
+        "noteseek top 10": lambda q: engine.search(SearchRequest(q, top_k=10, mode="keyword")),
         "bm25s top 10": lambda q: bm.search(q, 10),
         "noteseek top 100 json": json_search(ctx),
         "bm25s top 100": lambda q: bm.search(q, 100),
@@ -227,7 +227,7 @@ def run_corpus(name: str, work: Path, limit: int, profile: Path | None) -> dict[
         prof = cProfile.Profile()
         prof.enable()
         for q in queries:
-            engine.search(q, top_k=10, mode="keyword")
+            engine.search(SearchRequest(q, top_k=10, mode="keyword"))
         prof.disable()
         prof.dump_stats(str(profile))
         for key in ("cumulative", "tottime"):

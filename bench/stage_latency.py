@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from noteseek.engine import SearchRequest
 from noteseek.eval.runner import eval_engine
 from tune_fusion import DATA
 
@@ -74,13 +75,13 @@ def main() -> int:
                 raise SystemExit(f"{args.index_root / name}: run noteseek eval first")
             if engine.settings.search.expansion_terms:
                 engine.concept_vocabulary()
-            engine.search("warm up", top_k=10, mode="hybrid")
+            engine.search(SearchRequest("warm up", top_k=10, mode="hybrid"))
             engines[label] = engine
         times: dict[str, list[float]] = {label: [] for label in CONFIGS}
         for text in list(ds.queries.values())[: args.queries]:
             for label, engine in engines.items():
                 started = time.perf_counter()
-                engine.search(text, top_k=10, mode="hybrid")
+                engine.search(SearchRequest(text, top_k=10, mode="hybrid"))
                 times[label].append((time.perf_counter() - started) * 1000)
         for label, engine in engines.items():
             engine.close()

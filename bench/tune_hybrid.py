@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from noteseek.engine import SearchRequest
 from noteseek.eval.datasets import Dataset
 from noteseek.eval.runner import eval_engine, score_ranking
 from noteseek.search.fusion import rrf
@@ -32,7 +33,7 @@ def lanes_for(folder: Path, index_root: Path, model: str) -> tuple[Dataset, dict
     for qid, text in ds.queries.items():
         per: dict[str, list[tuple[str, str]]] = {}
         for mode in ("keyword", "semantic"):
-            hits = engine.search(text, top_k=DEPTH, mode=mode, snippets=False).hits
+            hits = engine.search(SearchRequest(text, top_k=DEPTH, mode=mode, snippets=False)).hits
             per[mode] = [(h.chunk_id, h.path) for h in hits]
         lanes[qid] = per
     engine.close()

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from noteseek.engine import SearchRequest
 from tests.helpers import engine_for, project, write
 
 
@@ -60,9 +61,9 @@ def test_every_bad_file_is_reported_and_the_rest_indexed(
         assert "broken symbolic link" in reasons["dangling.md"]
         assert "unreadable" in reasons["locked.md"]
 
-        found = {h.path for h in engine.search("lantern", top_k=50).hits}
+        found = {h.path for h in engine.search(SearchRequest("lantern", top_k=50)).hits}
         assert found == {"good.md", "latin1.md", "utf16.md", "bad-yaml.md"}
-        assert engine.search("lanternish").hits[0].path == "frontmatter-only.md"
+        assert engine.search(SearchRequest("lanternish")).hits[0].path == "frontmatter-only.md"
 
         status = engine.status()
         status_reasons = {p["path"]: p["reason"] for p in status["problems"]}
@@ -90,8 +91,8 @@ def test_a_file_that_turns_bad_loses_its_old_copy(tmp_path: Path) -> None:
     write(notes / "a.md", "# A\n\nbeacon\n")
     with engine_for(project(tmp_path, {"n": notes})) as engine:
         engine.index()
-        assert engine.search("beacon").hits
+        assert engine.search(SearchRequest("beacon")).hits
         (notes / "a.md").write_bytes(b"\x00\x01beacon")
         report = engine.index()
         assert report.removed == 1
-        assert not engine.search("beacon").hits
+        assert not engine.search(SearchRequest("beacon")).hits

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from noteseek.chunking import chunk_document
 from noteseek.embed.base import Vectors
 from noteseek.embed.onnx import MODELS, OnnxEmbedder
+from noteseek.engine import SearchRequest
 from noteseek.indexing.boilerplate import SharedVectors
 from noteseek.indexing.embedding import embed_pending
 from noteseek.parse import parse_markdown
@@ -146,13 +147,13 @@ def test_a_hit_in_a_merged_chunk_points_at_its_lines(tmp_path: Path) -> None:
     try:
         engine.index()
         lines = CMDLET.split("\n")
-        [hit] = engine.search("zanzibar", mode="keyword").hits[:1]
+        [hit] = engine.search(SearchRequest("zanzibar", mode="keyword")).hits[:1]
         number = next(i for i, line in enumerate(lines, 1) if "zanzibar" in line)
         assert hit.start_line <= number <= hit.end_line
         assert hit.heading_path == ("Get-Thing",)
         assert "**zanzibar**" in hit.snippet
         # A sub-heading inside the merged chunk is still searchable as a heading.
-        force = engine.search("force", mode="keyword", explain=True).hits[0]
+        force = engine.search(SearchRequest("force", mode="keyword", explain=True)).hits[0]
         assert force.start_line <= lines.index("### -Force") + 1 <= force.end_line
         assert "**Forces** the command" in force.snippet
     finally:
@@ -169,7 +170,7 @@ def test_merging_is_a_setting(tmp_path: Path) -> None:
         try:
             engine.index()
             counts.append(engine.store.vector_progress("none")[1])
-            hits = engine.search("gets a thing", mode="keyword").hits
+            hits = engine.search(SearchRequest("gets a thing", mode="keyword")).hits
             assert hits and hits[0].path == "Get-Thing.md"
         finally:
             engine.close()

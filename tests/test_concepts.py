@@ -10,6 +10,7 @@ import numpy.typing as npt
 import pytest
 
 from noteseek.analysis import Analyzer
+from noteseek.engine import SearchRequest
 from noteseek.search.concepts import ConceptVocabulary, expand_query
 from noteseek.search.query import parse_query
 from tests.helpers import engine_for, project, write
@@ -75,13 +76,13 @@ def test_engine_expands_hybrid_queries_with_the_real_model(tmp_path: Path) -> No
     flags = {"search.expansion_terms": 1, "search.expansion_min_cosine": 0.0}
     with engine_for(folder, embeddings=True, **flags) as engine:
         engine.index()
-        assert engine.search("cat", mode="keyword").hits == []
+        assert engine.search(SearchRequest("cat", mode="keyword")).hits == []
         vocabulary = engine.concept_vocabulary()
         assert vocabulary is not None and "feline" in vocabulary.words
-        response = engine.search("cat", mode="hybrid")
+        response = engine.search(SearchRequest("cat", mode="hybrid"))
         assert response.expansion == ["feline"]
         assert response.to_dict()["expansion"] == ["feline"]
         assert "keyword" in response.hits[0].lanes  # the expanded keyword lane found it
         assert response.hits[0].path in {"a.md", "b.md"}
     with engine_for(folder, embeddings=True) as engine:  # off by default
-        assert engine.search("cat", mode="hybrid").expansion == []
+        assert engine.search(SearchRequest("cat", mode="hybrid")).expansion == []

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from noteseek.config import ConfigError, RootConfig
-from noteseek.engine import Engine, NotFound
+from noteseek.engine import Engine, NotFound, SearchRequest
 from noteseek.sources import base
 from noteseek.sources.registry import known_kinds, register_source, unregister_source
 from tests.helpers import engine_for, paths
@@ -112,7 +112,7 @@ def engine(tmp_path: Path, docs: MemoryDocs) -> Iterator[Engine]:
 def test_a_memory_source_indexes_and_searches(engine: Engine) -> None:
     report = engine.index()
     assert (report.added, report.problems) == (3, [])
-    assert paths(engine.search("termite").hits) == ["animals/aardvark.md"]
+    assert paths(engine.search(SearchRequest("termite")).hits) == ["animals/aardvark.md"]
     status = engine.status()
     assert [(r["name"], r["files"]) for r in status["roots"]] == [("mem", 3)]
 
@@ -122,8 +122,8 @@ def test_a_changed_document_is_found_by_its_new_text_only(engine: Engine, docs: 
     docs.put("animals/badger.md", "# Badger\n\nThe badger hunts earthworms at night.\n")
     report = engine.index()
     assert (report.updated, report.unchanged) == (1, 2)
-    assert paths(engine.search("earthworms").hits) == ["animals/badger.md"]
-    assert not engine.search("sett").hits
+    assert paths(engine.search(SearchRequest("earthworms")).hits) == ["animals/badger.md"]
+    assert not engine.search(SearchRequest("sett")).hits
 
 
 def test_a_deleted_document_leaves_search_and_status(engine: Engine, docs: MemoryDocs) -> None:
@@ -131,7 +131,7 @@ def test_a_deleted_document_leaves_search_and_status(engine: Engine, docs: Memor
     docs.delete("plants/cactus.md")
     report = engine.index()
     assert report.removed == 1
-    assert not engine.search("cactus").hits
+    assert not engine.search(SearchRequest("cactus")).hits
     assert [(r["name"], r["files"]) for r in engine.status()["roots"]] == [("mem", 2)]
 
 
@@ -141,8 +141,8 @@ def test_changed_paths_are_updated_through_the_source(engine: Engine, docs: Memo
     docs.delete("animals/aardvark.md")
     report = engine.update_paths("mem", ["plants/fern.md", "animals/aardvark.md"])
     assert (report.added, report.removed) == (1, 1)
-    assert paths(engine.search("fronds").hits) == ["plants/fern.md"]
-    assert not engine.search("termite").hits
+    assert paths(engine.search(SearchRequest("fronds")).hits) == ["plants/fern.md"]
+    assert not engine.search(SearchRequest("termite")).hits
 
 
 def test_documents_are_read_back_through_the_source(engine: Engine, docs: MemoryDocs) -> None:

@@ -5,11 +5,23 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 import noteseek
-from noteseek.engine import Ambiguous, Engine, GetResult, NotFound, SearchResponse, open_engine
+from noteseek.engine import (
+    Ambiguous,
+    Engine,
+    Filter,
+    GetResult,
+    NotFound,
+    SearchRequest,
+    SearchResponse,
+    open_engine,
+)
 from tests.helpers import engine_for, project, write
 
 METHODS = {
@@ -42,13 +54,7 @@ METHODS = {
     "kinds": "()",
     "naming_roots": "()",
     "source": "(name, stored=None)",
-    "search": (
-        "(query, *, top_k=None, paths=(), tags=(), roots=(), after=None, before=None, "
-        "where=(), mode=None, explain=False, with_text=False, snippets=True, "
-        "exclude_paths=(), min_score=0.0, compressed=False, similarity_threshold=0.85, "
-        "hypothesis=False, expand_chars=None, source='docs', doc_ids=None, authors=(), "
-        "changed=())"
-    ),
+    "search": "(request)",
     "memory_roots": "()",
     "memory_root": "()",
     "memory_folder": "(root=None)",
@@ -58,11 +64,7 @@ METHODS = {
     "flush_memories": (
         "(root=None, *, doc_ids=None, tags=(), max_chars=None, dry_run=False, archive=False)"
     ),
-    "search_with_hypothesis": "(hypothesis, top_k=None, **filters)",
-    "search_commits": (
-        "(query, *, top_n=10, mode=None, min_score=0.0, file_pattern=(), author=(), "
-        "after=None, before=None, repositories=(), include_diff=False, explain=False)"
-    ),
+    "search_commits": "(request, *, include_diff=False)",
     "last_changes": "(doc_ids)",
     "status": "()",
     "update_paths": "(root_name, rels)",
@@ -85,7 +87,7 @@ def test_the_facade_keeps_every_method_and_signature(tmp_path: Path) -> None:
         assert engine.notices is engine._state.notices  # one list, appended to by the services
         engine.index()
         assert engine.index_exists and engine.store is engine.store
-        assert engine.search("alpha", mode="keyword").hits[0].path == "a.md"
+        assert engine.search(SearchRequest("alpha", mode="keyword")).hits[0].path == "a.md"
         assert engine.get("a.md").text.startswith("# A")
 
 
@@ -95,8 +97,26 @@ def _parameters(method: Callable[..., Any]) -> str:
     return str(inspect.Signature(plain))
 
 
+REQUEST = (
+    "query, top_k, mode, filter, source, min_score, expand_chars, hypothesis, explain, "
+    "with_text, snippets, compressed, similarity_threshold"
+)
+FILTER = "paths, exclude_paths, tags, roots, after, before, where, authors, changed, doc_ids"
+
+
+def test_one_request_and_one_filter_description_at_the_facade() -> None:
+    """Every search (documents, memories, commits) is one SearchRequest with one Filter."""
+    assert ", ".join(f.name for f in fields(SearchRequest)) == REQUEST
+    assert ", ".join(f.name for f in fields(Filter)) == FILTER
+    request = SearchRequest("q", top_k=3, filter=Filter(tags=["a"]))
+    assert (request.mode, request.source, request.filter.roots) == (None, "docs", ())
+    with pytest.raises(TypeError):
+        SearchRequest("q", 3)  # type: ignore[misc]  # everything but the query is named
+
+
 def test_the_package_exports() -> None:
-    for name in ("Engine", "open_engine", "NotFound", "Ambiguous", "SearchResponse", "GetResult"):
+    names = ("Engine", "open_engine", "NotFound", "Ambiguous", "SearchResponse", "GetResult")
+    for name in (*names, "SearchRequest", "Filter"):
         assert getattr(noteseek, name) is globals()[name]
     assert issubclass(NotFound, LookupError) and issubclass(Ambiguous, LookupError)
     assert callable(open_engine) and GetResult.to_dict and SearchResponse.to_dict

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from noteseek.engine import SearchRequest
 from noteseek.eval.evidence import (
     EvidenceLine,
     EvidenceSet,
@@ -199,7 +200,9 @@ def test_keyword_evidence_recall_on_a_real_locomo_conversation(tmp_path: Path) -
         run = {
             q.query_id: [
                 Retrieved(h.path, h.start_line, h.end_line)
-                for h in engine.search(q.text, top_k=10, mode="keyword", snippets=False).hits
+                for h in engine.search(
+                    SearchRequest(q.text, top_k=10, mode="keyword", snippets=False)
+                ).hits
             ]
             for q in queries
         }

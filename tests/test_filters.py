@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 
 import pytest
 
+from noteseek.search.ask import Filter
 from noteseek.search.filters import (
     MAX_AGE_DAYS,
     MAX_CONDITIONS,
@@ -85,6 +86,6 @@ def test_a_condition_is_read_in_linear_time() -> None:
 @pytest.mark.parametrize("what", ["tags", "where", "roots", "authors"])
 def test_conditions_are_bounded(what: str) -> None:
     values = [f"k{i}=v" for i in range(MAX_CONDITIONS)]
-    build_filters(**{what: values})  # type: ignore[arg-type]
+    build_filters(Filter(**{what: values}))  # type: ignore[arg-type]
     with pytest.raises(FilterError, match=f"at most {MAX_CONDITIONS}"):
-        build_filters(**{what: [*values, "one=more"]})  # type: ignore[arg-type]
+        build_filters(Filter(**{what: [*values, "one=more"]}))  # type: ignore[arg-type]

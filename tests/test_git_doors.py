@@ -37,7 +37,7 @@ def test_an_agent_asks_which_commit_changed_the_auth_docs_and_why(tmp_path: Path
         async with session(folder) as client:
             tools = {t.name: t for t in (await client.list_tools()).tools}
             schema = tools["search_git_history"].input_schema["properties"]
-            for name in ("query", "top_n", "min_score", "file_pattern", "author", "after"):
+            for name in ("query", "top_k", "min_score", "file_pattern", "author", "after"):
                 assert name in schema
             assert "before" in schema and "include_diff" in schema
 

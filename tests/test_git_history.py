@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from noteseek.engine import Engine
+from noteseek.engine import Engine, Filter, SearchRequest
 from noteseek.search.filters import FilterError
 from tests.git_repos import BASE_DATE, DAY, Repo
 from tests.helpers import engine_for, project, run_cli
@@ -83,7 +83,9 @@ def test_each_commit_is_one_document_of_the_git_root(engine: Engine, site: Repo)
 def test_a_commit_is_found_by_its_intent_with_the_hunk_that_matched(
     engine: Engine, site: Repo
 ) -> None:
-    found = engine.search_commits("how long do tokens last", mode="keyword", include_diff=True)
+    found = engine.search_commits(
+        SearchRequest("how long do tokens last", mode="keyword"), include_diff=True
+    )
     top = found.commits[0]
     assert top.subject == "Explain token expiry in the auth guide"
     assert top.author == "Bo Sørensen" and top.author_email == "bo@example.org"
@@ -98,39 +100,44 @@ def test_a_commit_is_found_by_its_intent_with_the_hunk_that_matched(
 def test_filters_are_applied_inside_retrieval(engine: Engine) -> None:
     def subjects(**filters: object) -> list[str]:
         query = "auth guide tokens deployment notes"
-        found = engine.search_commits(query, mode="keyword", **filters)  # type: ignore[arg-type]
+        asked = Filter(**filters)  # type: ignore[arg-type]
+        found = engine.search_commits(SearchRequest(query, mode="keyword", filter=asked))
         return [c.subject for c in found.commits]
 
     everything = subjects()
     assert "Add deployment notes" in everything and "Add the auth guide" in everything
-    assert subjects(author="bo@") == ["Explain token expiry in the auth guide"]
-    assert "Explain token expiry in the auth guide" not in subjects(author="ada")
-    assert subjects(file_pattern="docs/deploy.md") == ["Add deployment notes"]
-    assert subjects(file_pattern="*.md", after="2024-01-10") == ["Add deployment notes"]
+    assert subjects(authors="bo@") == ["Explain token expiry in the auth guide"]
+    assert "Explain token expiry in the auth guide" not in subjects(authors="ada")
+    assert subjects(changed="docs/deploy.md") == ["Add deployment notes"]
+    assert subjects(changed="*.md", after="2024-01-10") == ["Add deployment notes"]
     assert set(subjects(before="2023-12-01")) == {"Add the auth guide"}
-    assert subjects(repositories=["site"]) == everything
+    assert subjects(roots=["site"]) == everything
     with pytest.raises(ValueError, match="unknown root 'nope'"):
-        subjects(repositories=["nope"])
+        subjects(roots=["nope"])
     with pytest.raises(FilterError, match="cannot read the date"):
         subjects(after="last spring")
 
 
 def test_renames_and_binary_files_are_found_by_their_paths(engine: Engine) -> None:
-    renamed = engine.search_commits("install", mode="keyword", file_pattern="docs/setup.md")
+    renamed = engine.search_commits(
+        SearchRequest("install", mode="keyword", filter=Filter(changed="docs/setup.md"))
+    )
     # The commit that added setup.md ("Run the installer") matches too, below the rename.
     assert [c.subject for c in renamed.commits] == ["Rename setup to install", "Add the auth guide"]
     assert renamed.commits[0].files == ["docs/install.md"]  # by its new name
-    logo = engine.search_commits("logo png", mode="keyword")
+    logo = engine.search_commits(SearchRequest("logo png", mode="keyword"))
     assert logo.commits[0].subject == "Add the logo"
     assert logo.commits[0].file == "docs/logo.png"
 
 
 def test_documents_and_commits_are_kept_apart(engine: Engine) -> None:
-    docs = engine.search("tokens expire", mode="keyword")
+    docs = engine.search(SearchRequest("tokens expire", mode="keyword"))
     assert {h.root for h in docs.hits} == {"docs"}
-    commits = engine.search("tokens expire", mode="keyword", source="commits")
+    commits = engine.search(SearchRequest("tokens expire", mode="keyword", source="commits"))
     assert {h.root for h in commits.hits} == {"site"}
-    everything = engine.search("tokens expire", mode="keyword", source="all", top_k=20)
+    everything = engine.search(
+        SearchRequest("tokens expire", mode="keyword", source="all", top_k=20)
+    )
     assert {h.root for h in everything.hits} == {"docs", "site"}
 
 
@@ -164,7 +171,7 @@ def test_a_commit_is_indexed_once_and_rewrites_remove_what_left_history(
 
 
 def test_a_commit_reads_as_a_markdown_document(engine: Engine) -> None:
-    hit = engine.search_commits("deployment notes", mode="keyword").commits[0]
+    hit = engine.search_commits(SearchRequest("deployment notes", mode="keyword")).commits[0]
     row, text = engine.read_document(hit.doc_id)
     assert row.title == "Add deployment notes"
     assert text.startswith("# Add deployment notes")
@@ -183,7 +190,7 @@ def test_a_root_that_is_not_a_repository_is_reported_not_fatal(tmp_path: Path) -
     assert report.added == 1
     reasons = [p["reason"] for p in report.problems if p["root"] == "history"]
     assert reasons and "not a git repository" in reasons[0]
-    assert eng.search_commits("alpha", mode="keyword").commits == []
+    assert eng.search_commits(SearchRequest("alpha", mode="keyword")).commits == []
 
 
 def test_discovery_indexes_the_repository_holding_a_root(tmp_path: Path, site: Repo) -> None:
@@ -193,7 +200,7 @@ def test_discovery_indexes_the_repository_holding_a_root(tmp_path: Path, site: R
     eng = engine_for(folder)
     eng.index()
     assert eng.store.root_kinds()["docs.git"] == "git"
-    found = eng.search_commits("deployment", mode="keyword")
+    found = eng.search_commits(SearchRequest("deployment", mode="keyword"))
     assert found.commits[0].root == "docs.git"
     assert eng.last_changes(["docs/deploy.md"])["docs/deploy.md"].subject == (
         "Add deployment notes"
@@ -253,5 +260,5 @@ def test_a_real_history_is_indexed_by_worker_processes_and_searched(tmp_path: Pa
         .stdout.strip()
         .split("\0")
     )
-    found = eng.search_commits(subject, mode="keyword", top_n=10)
+    found = eng.search_commits(SearchRequest(subject, mode="keyword", top_k=10))
     assert sha in [c.hash for c in found.commits]

@@ -21,6 +21,7 @@ from noteseek.globs import (
     check_patterns,
     path_match,
 )
+from noteseek.search.ask import Filter
 from noteseek.search.filters import FilterError, build_filters
 
 PATTERN_ATOMS = ["a", "b", "*", "**", "?", "/", "[ab]", "[!a]", "[a-b]", "[]a]", "\\*", ".",
@@ -101,13 +102,13 @@ def test_a_bad_pattern_is_refused_with_the_reason(pattern: str, reason: str) -> 
     assert path_match(pattern, "anything") is False
     # Filters refuse it with the same message, as an invalid argument.
     with pytest.raises(FilterError, match=reason):
-        build_filters(paths=[pattern])
+        build_filters(Filter(paths=[pattern]))
 
 
 def test_too_many_patterns_are_refused() -> None:
     with pytest.raises(FilterError, match=f"at most {MAX_PATTERNS}"):
-        build_filters(exclude_paths=[f"n{i}.md" for i in range(MAX_PATTERNS + 1)])
-    build_filters(exclude_paths=[f"n{i}.md" for i in range(MAX_PATTERNS)])
+        build_filters(Filter(exclude_paths=[f"n{i}.md" for i in range(MAX_PATTERNS + 1)]))
+    build_filters(Filter(exclude_paths=[f"n{i}.md" for i in range(MAX_PATTERNS)]))
 
 
 def test_escaped_specials_are_literal() -> None:

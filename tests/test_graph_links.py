@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from noteseek.engine import Engine
+from noteseek.engine import Engine, SearchRequest
 from noteseek.graph.links import (
     DocInfo,
     LinkGraph,
@@ -284,14 +284,14 @@ def test_communities_and_the_community_boost(tmp_path: Path) -> None:
         assert len({groups[f"notes/a{i}.md"] for i in range(1, 5)}) == 1
         assert groups["notes/a1.md"] != groups["notes/b1.md"]
         assert engine.status()["communities"] == {"count": 2, "documents": 8}
-        res = engine.search("zebra", top_k=9, mode="keyword", explain=True)
+        res = engine.search(SearchRequest("zebra", top_k=9, mode="keyword", explain=True))
         top = groups[res.hits[0].doc_id]
         for hit in res.hits:
             boosted = hit.explain["fusion"].get("community_factor") == 1.1
             assert boosted == (groups.get(hit.doc_id) == top), hit.doc_id
         assert [h.score for h in res.hits] == sorted((h.score for h in res.hits), reverse=True)
     with engine_for(folder, **{"search.community_boost": 1.0}) as engine:
-        off = engine.search("zebra", top_k=9, mode="keyword", explain=True)
+        off = engine.search(SearchRequest("zebra", top_k=9, mode="keyword", explain=True))
     assert all("community_factor" not in h.explain["fusion"] for h in off.hits)
 
 
@@ -338,11 +338,11 @@ def test_graph_lane_brings_linked_notes_and_explains_the_path(tmp_path: Path) ->
     folder = project(tmp_path, {"notes": notes})
     with engine_for(folder) as engine:
         engine.index()
-        plain = {h.path for h in engine.search("walrus", mode="keyword").hits}
+        plain = {h.path for h in engine.search(SearchRequest("walrus", mode="keyword")).hits}
         assert plain == {"walrus.md", "seals.md"}  # the lane is off by default
     flags = {"search.graph_weight": 0.5}
     with engine_for(folder, **flags) as engine:
-        hits = engine.search("walrus", mode="keyword", explain=True).hits
+        hits = engine.search(SearchRequest("walrus", mode="keyword", explain=True)).hits
         by_path = {h.path: h for h in hits}
         assert {"tusks.md", "flippers.md"} <= set(by_path) and "desert.md" not in by_path
         tusks = by_path["tusks.md"]
@@ -354,10 +354,10 @@ def test_graph_lane_brings_linked_notes_and_explains_the_path(tmp_path: Path) ->
         assert hits[0].path in {"walrus.md", "seals.md"}  # the seeds stay on top
     no_related = {**flags, "search.graph_edge_weights": {"related": 0.0}}
     with engine_for(folder, **no_related) as engine:
-        paths = {h.path for h in engine.search("walrus", mode="keyword").hits}
+        paths = {h.path for h in engine.search(SearchRequest("walrus", mode="keyword")).hits}
         assert "tusks.md" in paths and "flippers.md" not in paths
     with engine_for(folder, **flags, **{"search.graph_method": "ppr"}) as engine:
-        paths = {h.path for h in engine.search("walrus", mode="keyword").hits}
+        paths = {h.path for h in engine.search(SearchRequest("walrus", mode="keyword")).hits}
         assert {"tusks.md", "flippers.md"} <= paths and "desert.md" not in paths
 
 

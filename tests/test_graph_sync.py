@@ -278,9 +278,9 @@ def test_a_fresh_process_reads_the_kept_communities(tmp_path: Path) -> None:
     script = (
         "import json, sys\n"
         "from pathlib import Path\n"
-        "from noteseek.engine import open_engine\n"
+        "from noteseek.engine import SearchRequest, open_engine\n"
         "engine = open_engine(Path(sys.argv[1]), flags={'search.recency': 'off'})\n"
-        "res = engine.search('zebra', top_k=8, mode='keyword', explain=True)\n"
+        "res = engine.search(SearchRequest('zebra', top_k=8, mode='keyword', explain=True))\n"
         "boosted = [h.doc_id for h in res.hits if h.explain['fusion'].get('community_factor')]\n"
         "print(json.dumps({'louvain': 'networkx' in sys.modules, 'boosted': boosted,\n"
         "                  'groups': engine.communities()}))\n"

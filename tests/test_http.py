@@ -109,13 +109,13 @@ def test_explain_gives_each_lanes_contribution(client: httpx.Client) -> None:
 def test_query_bad_inputs_get_precise_4xx(client: httpx.Client) -> None:
     missing = error_of(client.post("/query_documents", json={"top_n": 3}), 400)
     assert "query is required" in missing
-    too_many = error_of(client.post("/query_documents", json={"query": "x", "top_n": 500}), 400)
-    assert "top_n" in too_many and "100" in too_many and "500" in too_many
+    too_many = error_of(client.post("/query_documents", json={"query": "x", "top_n": 5000}), 400)
+    assert "top_n" in too_many and "1000" in too_many and "5000" in too_many
     unknown = error_of(client.post("/query_documents", json={"query": "x", "colour": 1}), 400)
     assert "unknown parameter 'colour'" in unknown
     assert "explain" in unknown  # the valid names are listed, the HTTP extra included
     both = error_of(client.post("/query_documents", json={"query": "x", "k": 2, "top_n": 3}), 400)
-    assert "both set top_n" in both
+    assert "both set top_k" in both
     mode = error_of(client.post("/query_documents", json={"query": "x", "mode": "fuzzy"}), 400)
     assert "mode" in mode and "fuzzy" in mode
     empty = error_of(client.post("/query_documents", json={"query": ""}), 400)
@@ -403,7 +403,7 @@ def test_openapi_declares_every_route_with_request_and_response_schemas(
     query = paths["/query_documents"]["post"]["requestBody"]["content"]["application/json"]
     assert query["schema"]["required"] == ["query"]
     props = query["schema"]["properties"]
-    assert props["top_n"]["maximum"] == 100 and "explain" in props
+    assert props["top_k"]["maximum"] == 1000 and "explain" in props
     result = spec["components"]["schemas"]["SearchResult"]
     assert {"chunk_id", "path", "score", "lanes", "content"} <= set(result["required"])
     assert "/mcp" not in paths

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from noteseek.engine import Engine
+from noteseek.engine import Engine, Filter, SearchRequest
 from noteseek.indexing import embedding as embedding_phase
 from tests.helpers import engine_for, project, run_cli, write
 
@@ -50,10 +50,10 @@ def test_semantic_finds_meaning_without_shared_words(small: tuple[Path, Path]) -
     folder, _ = small
     with open_small(folder) as engine:
         engine.index()
-        assert engine.search("pet cat", mode="keyword").hits == []
-        semantic = engine.search("pet cat", mode="semantic")
+        assert engine.search(SearchRequest("pet cat", mode="keyword")).hits == []
+        semantic = engine.search(SearchRequest("pet cat", mode="semantic"))
         assert semantic.hits[0].path == "felines.md"
-        hybrid = engine.search("pet cat")
+        hybrid = engine.search(SearchRequest("pet cat"))
         assert hybrid.mode == "hybrid" and hybrid.hits[0].path == "felines.md"
         assert set(hybrid.lanes) == {"keyword", "semantic"}
 
@@ -62,7 +62,7 @@ def test_hybrid_explain_shows_each_lane_and_the_fusion(small: tuple[Path, Path])
     folder, _ = small
     with open_small(folder) as engine:
         engine.index()
-        hit = engine.search("key expiry time to live", explain=True).hits[0]
+        hit = engine.search(SearchRequest("key expiry time to live", explain=True)).hits[0]
         assert hit.path == "redis.md"
         info = hit.explain
         assert info is not None
@@ -82,7 +82,7 @@ def test_scores_lie_in_unit_interval_in_every_mode(small: tuple[Path, Path]) -> 
     with open_small(folder) as engine:
         engine.index()
         for mode in ("keyword", "semantic", "hybrid"):
-            hits = engine.search("kitten budget garden", mode=mode, top_k=10).hits
+            hits = engine.search(SearchRequest("kitten budget garden", mode=mode, top_k=10)).hits
             assert hits, mode
             assert all(0.0 <= h.score <= 1.0 for h in hits)
             assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
@@ -92,11 +92,18 @@ def test_filters_and_exclusions_apply_to_the_semantic_lane(small: tuple[Path, Pa
     folder, _ = small
     with open_small(folder) as engine:
         engine.index()
-        hits = engine.search("growing vegetables", mode="semantic", paths=["garden.md"]).hits
+        hits = engine.search(
+            SearchRequest("growing vegetables", mode="semantic", filter=Filter(paths=["garden.md"]))
+        ).hits
         assert [h.path for h in hits] == ["garden.md"]
         # The filter leaves only an unrelated note: below the cosine floor, so nothing.
-        assert engine.search("pet cat", mode="semantic", paths=["garden.md"]).hits == []
-        hits = engine.search("pet cat -kitten", mode="semantic", top_k=10).hits
+        assert (
+            engine.search(
+                SearchRequest("pet cat", mode="semantic", filter=Filter(paths=["garden.md"]))
+            ).hits
+            == []
+        )
+        hits = engine.search(SearchRequest("pet cat -kitten", mode="semantic", top_k=10)).hits
         assert "felines.md" not in [h.path for h in hits]
 
 
@@ -126,7 +133,10 @@ def test_edits_embed_only_the_changed_chunk(small: tuple[Path, Path]) -> None:
         write(notes / "redis.md", NOTES["redis.md"] + "\n## Eviction\n\nLRU drops cold keys.\n")
         report = engine.index()
         assert report.embedding is not None and report.embedding["embedded"] == 1
-        assert engine.search("least recently used", mode="semantic").hits[0].path == "redis.md"
+        assert (
+            engine.search(SearchRequest("least recently used", mode="semantic")).hits[0].path
+            == "redis.md"
+        )
 
 
 def test_keyword_only_skips_vectors_and_hybrid_says_so(small: tuple[Path, Path]) -> None:
@@ -135,15 +145,15 @@ def test_keyword_only_skips_vectors_and_hybrid_says_so(small: tuple[Path, Path])
         report = engine.index(keyword_only=True)
         assert report.embedding is None
         assert engine.status()["embedding"]["embedded"] == 0
-        response = engine.search("redis expiry")
+        response = engine.search(SearchRequest("redis expiry"))
         assert response.hits and set(response.lanes) == {"keyword"}
         assert any("no vectors" in w for w in response.warnings)
         with pytest.raises(ValueError, match="no vectors"):
-            engine.search("redis", mode="semantic")
+            engine.search(SearchRequest("redis", mode="semantic"))
     with engine_for(folder, embeddings=False) as engine:
         with pytest.raises(ValueError, match=r"embedding\.enabled = false"):
-            engine.search("redis", mode="semantic")
-        assert engine.search("redis").warnings == []
+            engine.search(SearchRequest("redis", mode="semantic"))
+        assert engine.search(SearchRequest("redis")).warnings == []
 
 
 def test_switching_model_re_embeds_and_never_mixes(small: tuple[Path, Path]) -> None:
@@ -158,7 +168,7 @@ def test_switching_model_re_embeds_and_never_mixes(small: tuple[Path, Path]) -> 
             report.embedding["notice"] or ""
         )
         assert engine.store.vector_models() == {"all-MiniLM-L6-v2/int8": 4}
-        assert engine.search("pet cat", mode="semantic").hits[0].path == "felines.md"
+        assert engine.search(SearchRequest("pet cat", mode="semantic")).hits[0].path == "felines.md"
 
 
 def test_stopped_embedding_resumes_where_it_stopped(
@@ -171,7 +181,7 @@ def test_stopped_embedding_resumes_where_it_stopped(
     with open_small(folder) as engine:
         engine.index(keyword_only=True)
         # Keyword search works before any vector exists.
-        assert engine.search("paragraph", mode="keyword").hits
+        assert engine.search(SearchRequest("paragraph", mode="keyword")).hits
 
         def progress(done: int, total: int, _: str) -> None:
             if done >= 4:
@@ -229,7 +239,7 @@ def test_kill_9_during_embedding_leaves_a_consistent_index(tmp_path: Path) -> No
     with open_small(folder) as engine:
         embedded, total = engine.store.vector_progress(engine.model_id)
         assert total == N_KILL and 64 <= embedded < N_KILL, (embedded, total)
-        assert engine.search("subject 7", mode="keyword").hits
+        assert engine.search(SearchRequest("subject 7", mode="keyword")).hits
         report = engine.index()
         assert report.unchanged == N_KILL
         assert report.embedding is not None
@@ -274,10 +284,10 @@ def test_hypothesis_search_fuses_keyword_matches_unless_told_not_to(
     text = "EXPIRE gives a key a time to live, after which Redis removes it."
     with open_small(folder) as engine:
         engine.index()
-        fused = engine.search_with_hypothesis(text, top_k=3)
+        fused = engine.search(SearchRequest(text, hypothesis=True, top_k=3))
         assert fused.mode == "hybrid" and set(fused.lanes) == {"keyword", "semantic"}
         assert fused.hits[0].path == "redis.md"
     with open_small(folder, **{"search.hypothesis_keyword": False}) as engine:
-        alone = engine.search_with_hypothesis(text, top_k=3)
+        alone = engine.search(SearchRequest(text, hypothesis=True, top_k=3))
         assert alone.mode == "semantic" and set(alone.lanes) == {"semantic"}
         assert alone.hits[0].path == "redis.md"

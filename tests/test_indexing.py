@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from noteseek.engine import Filter, SearchRequest
 from noteseek.indexing import indexer as indexer_module
 from noteseek.indexing import outcomes as outcomes_module
 from noteseek.indexing import pool as pool_module
@@ -21,11 +22,11 @@ def test_example_vault_indexes_and_skips_hidden_and_gitignored(tmp_path: Path, v
         assert report.added == 36
         assert report.scanned == 36
         # .obsidian/ is hidden and drafts/ is in the vault's .gitignore
-        assert not engine.search("quokkaworkspace").hits
-        assert not engine.search("zanzibarquux").hits
+        assert not engine.search(SearchRequest("quokkaworkspace")).hits
+        assert not engine.search(SearchRequest("zanzibarquux")).hits
         reasons = {p["path"]: p["reason"] for p in report.problems}
         assert "no body text" in reasons["notes/kafka.md"]
-        assert engine.search("Apache Kafka").hits[0].path == "notes/kafka.md"
+        assert engine.search(SearchRequest("Apache Kafka")).hits[0].path == "notes/kafka.md"
 
 
 def test_second_run_reads_nothing(
@@ -46,13 +47,13 @@ def test_second_run_reads_nothing(
 def test_touched_file_with_same_content_updates_metadata_only(tmp_path: Path, vault: Path) -> None:
     with engine_for(project(tmp_path, {"vault": vault})) as engine:
         engine.index()
-        before = engine.search("redis ttl").hits[0].chunk_id
+        before = engine.search(SearchRequest("redis ttl")).hits[0].chunk_id
         note = vault / "notes" / "redis.md"
         os.utime(note, (time.time() + 10, time.time() + 10))
         report = engine.index()
         assert report.touched == 1
         assert report.updated == 0
-        assert engine.search("redis ttl").hits[0].chunk_id == before
+        assert engine.search(SearchRequest("redis ttl")).hits[0].chunk_id == before
 
 
 def test_edit_replaces_the_file_chunks(tmp_path: Path, vault: Path) -> None:
@@ -62,8 +63,8 @@ def test_edit_replaces_the_file_chunks(tmp_path: Path, vault: Path) -> None:
         note.write_text("# Go\n\nGoroutines and the xylophonic scheduler.\n", encoding="utf-8")
         report = engine.index()
         assert report.updated == 1
-        assert paths(engine.search("xylophonic").hits) == ["notes/go.md"]
-        assert all(h.path != "notes/go.md" for h in engine.search("gofmt").hits)
+        assert paths(engine.search(SearchRequest("xylophonic")).hits) == ["notes/go.md"]
+        assert all(h.path != "notes/go.md" for h in engine.search(SearchRequest("gofmt")).hits)
 
 
 def test_editing_one_section_keeps_other_chunk_ids(tmp_path: Path) -> None:
@@ -74,12 +75,16 @@ def test_editing_one_section_keeps_other_chunk_ids(tmp_path: Path) -> None:
     flags = {"search.max_per_document": 0, "chunking.merge_small": False}
     with engine_for(project(tmp_path, {"n": notes}), **flags) as engine:
         engine.index()
-        ids = {h.heading_path[-1]: h.chunk_id for h in engine.search("text gamma").hits}
+        ids = {
+            h.heading_path[-1]: h.chunk_id for h in engine.search(SearchRequest("text gamma")).hits
+        }
         write(
             notes / "a.md", body.replace("alpha text here", "alpha text here, longer now\n\nmore")
         )
         engine.index()
-        after = {h.heading_path[-1]: h.chunk_id for h in engine.search("text gamma").hits}
+        after = {
+            h.heading_path[-1]: h.chunk_id for h in engine.search(SearchRequest("text gamma")).hits
+        }
         assert after["Two"] == ids["Two"]
         assert after["Three"] == ids["Three"]
 
@@ -90,7 +95,9 @@ def test_deleted_file_is_removed(tmp_path: Path, vault: Path) -> None:
         (vault / "notes" / "rust.md").unlink()
         report = engine.index()
         assert report.removed == 1
-        assert all(h.path != "notes/rust.md" for h in engine.search("rust borrow").hits)
+        assert all(
+            h.path != "notes/rust.md" for h in engine.search(SearchRequest("rust borrow")).hits
+        )
 
 
 def test_rename_is_recognised_by_content_hash(tmp_path: Path, vault: Path) -> None:
@@ -110,26 +117,31 @@ def test_same_relative_path_in_two_roots_keeps_both(tmp_path: Path) -> None:
     write(tmp_path / "b" / "x.md", "# X\n\nshared name, second root: lighthouse\n")
     with engine_for(project(tmp_path, {"a": tmp_path / "a", "b": tmp_path / "b"})) as engine:
         engine.index()
-        hits = engine.search("lighthouse").hits
+        hits = engine.search(SearchRequest("lighthouse")).hits
         assert sorted(h.doc_id for h in hits) == ["a/x.md", "b/x.md"]
-        assert [h.doc_id for h in engine.search("lighthouse", roots=["b"]).hits] == ["b/x.md"]
+        assert [
+            h.doc_id
+            for h in engine.search(SearchRequest("lighthouse", filter=Filter(roots=["b"]))).hits
+        ] == ["b/x.md"]
         # Indexing one root leaves the other alone.
         (tmp_path / "a" / "x.md").unlink()
         engine.index(["a"])
-        assert [h.doc_id for h in engine.search("lighthouse").hits] == ["b/x.md"]
+        assert [h.doc_id for h in engine.search(SearchRequest("lighthouse")).hits] == ["b/x.md"]
 
 
 def test_exclude_added_later_removes_files(tmp_path: Path, vault: Path) -> None:
     folder = project(tmp_path, {"vault": vault})
     with engine_for(folder) as engine:
         engine.index()
-        assert engine.search("kenji").hits
+        assert engine.search(SearchRequest("kenji")).hits
     cfg = folder / ".noteseek.toml"
     cfg.write_text(cfg.read_text() + 'exclude = ["people/"]\n', encoding="utf-8")
     with engine_for(folder) as engine:
         report = engine.index()
         assert report.removed == 2
-        assert not any(h.path.startswith("people/") for h in engine.search("kenji").hits)
+        assert not any(
+            h.path.startswith("people/") for h in engine.search(SearchRequest("kenji")).hits
+        )
 
 
 def test_changed_analyzer_setting_rebuilds_and_says_why(tmp_path: Path, vault: Path) -> None:
@@ -176,7 +188,7 @@ def test_an_unavailable_root_keeps_its_indexed_files(tmp_path: Path, vault: Path
         report = engine.index()
         assert report.removed == 0
         assert any("root is not readable" in p["reason"] for p in report.problems)
-        assert engine.search("redis ttl").hits
+        assert engine.search(SearchRequest("redis ttl")).hits
 
 
 def test_parser_processes_start_clean_from_a_process_with_threads(tmp_path: Path) -> None:
@@ -195,5 +207,5 @@ def test_parser_processes_start_clean_from_a_process_with_threads(tmp_path: Path
     with engine_for(project(tmp_path, {"notes": notes}), **{"index.workers": 2}) as engine:
         report = engine.index()
         assert report.added == count
-        assert len(engine.search("walrus", top_k=1000, mode="keyword").hits) == count
+        assert len(engine.search(SearchRequest("walrus", top_k=1000, mode="keyword")).hits) == count
     stop.set()

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from noteseek.engine import Engine
+from noteseek.engine import Engine, SearchRequest
 from noteseek.search.keyword import NAMING_FIELDS, weights_of
 from noteseek.search.query import parse_query
 from noteseek.store.factory import open_reader
@@ -165,7 +165,7 @@ def test_changes_after_the_save_are_searched_at_once(docs: tuple[Engine, Path]) 
     assert parts is not None and len(parts.parts) == 2  # the saved rows and the changed ones
     compared, differ = compare(engine, texts)
     assert differ == 0 and compared >= 30
-    hits = engine.search("zebrafish", top_k=3, mode="keyword").hits
+    hits = engine.search(SearchRequest("zebrafish", top_k=3, mode="keyword")).hits
     assert hits and hits[0].path.endswith(pages[0].name)
 
 
@@ -222,7 +222,9 @@ def test_many_changes_use_fts5_until_the_writer_saves_again(
         engine.index()
     assert saved.stat().st_mtime_ns == stamp
     assert store._postings("chunks", query, Filters()) is None  # three files > the limit
-    assert len(engine.search("narwhal", top_k=5, mode="keyword").hits) == 3  # FTS5 answers
+    assert (
+        len(engine.search(SearchRequest("narwhal", top_k=5, mode="keyword")).hits) == 3
+    )  # FTS5 answers
     write(tree / "d.md", "# Narwhal d\n\nA narwhal note.\n")
     engine.index()
     assert saved.stat().st_mtime_ns != stamp  # the run's end saved them again
@@ -232,20 +234,20 @@ def test_many_changes_use_fts5_until_the_writer_saves_again(
     finally:
         db.close()
     assert store._postings("chunks", query, Filters()) is not None
-    assert len(engine.search("narwhal", top_k=5, mode="keyword").hits) == 4
+    assert len(engine.search(SearchRequest("narwhal", top_k=5, mode="keyword")).hits) == 4
 
 
 def test_a_damaged_postings_file_is_ignored_and_replaced(docs: tuple[Engine, Path]) -> None:
     engine, tree = docs
     saved = engine._state.index_dir / NAME
-    before = engine.search("front matter", top_k=5, mode="keyword").hits
+    before = engine.search(SearchRequest("front matter", top_k=5, mode="keyword")).hits
     saved.write_bytes(b"\x10\x00\x00\x00\x00\x00\x00\x00{not json at all")
     write(tree / "touch.md", "# Touch\n\nA change, so every handle looks again.\n")
     engine.index()
     store: Any = engine.store
     query = parse_query("front matter", engine._state.values.analyzer())
     assert store._postings("chunks", query, Filters()) is not None  # saved again, whole
-    after = engine.search("front matter", top_k=5, mode="keyword").hits
+    after = engine.search(SearchRequest("front matter", top_k=5, mode="keyword")).hits
     assert [h.path for h in after] == [h.path for h in before]
 
 
@@ -256,7 +258,7 @@ def test_small_indexes_keep_to_fts5(tmp_path: Path) -> None:
     engine.index()
     try:
         assert not (engine._state.index_dir / NAME).exists()
-        assert engine.search("aardvark", mode="keyword").hits
+        assert engine.search(SearchRequest("aardvark", mode="keyword")).hits
     finally:
         engine.close()
 

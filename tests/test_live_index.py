@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from noteseek.engine import open_engine
+from noteseek.engine import SearchRequest, open_engine
 from noteseek.engine.live import IndexService
 from noteseek.indexing.lock import INFO_FILE, WriterLock, read_writer_info
 from noteseek.indexing.watcher import Batch, Watcher
@@ -127,7 +127,7 @@ def test_periodic_reconciliation_without_a_watcher(tmp_path: Path) -> None:
     def found(word: str) -> set[str]:
         if not reader.index_exists:
             return set()
-        return {h.path for h in reader.search(word, mode="keyword").hits}
+        return {h.path for h in reader.search(SearchRequest(word, mode="keyword")).hits}
 
     try:
         assert service.start() == "writer"

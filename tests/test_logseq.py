@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from noteseek.chunking import chunk_document
+from noteseek.engine import SearchRequest
 from noteseek.parse.logseq import clean_prose, journal_day, page_name, parse_logseq
 from tests.conftest import shared
 from tests.helpers import engine_for, project, write
@@ -148,7 +149,7 @@ def test_a_logseq_graph_is_indexed_as_logseq(tmp_path: Path) -> None:
         graph_ = engine.link_graph()
         targets = {e.target for e in graph_.outgoing("g/pages/Home.md")}
         assert targets == {"g/pages/Whiteboard___Tool.md"}  # by namespace and by alias
-        hits = engine.search("Pen", mode="keyword").hits
+        hits = engine.search(SearchRequest("Pen", mode="keyword")).hits
         assert hits and hits[0].path == "pages/Whiteboard___Tool.md"
 
 

@@ -84,12 +84,13 @@ def test_tools_are_listed_with_strict_schemas(vault: Path, tmp_path: Path) -> No
                 assert tool.input_schema.get("additionalProperties") is False
             query = by_name["query_documents"].input_schema
             assert query["required"] == ["query"]
-            top_n = query["properties"]["top_n"]
-            assert (top_n["type"], top_n["minimum"], top_n["maximum"]) == ("integer", 1, 100)
-            assert "default" not in top_n and "search.top_k" in top_n["description"]
+            top_k = query["properties"]["top_k"]
+            # search.top_k's bounds: the same on every door and in the library.
+            assert (top_k["type"], top_k["minimum"], top_k["maximum"]) == ("integer", 1, 1000)
+            assert "default" not in top_k and "search.top_k" in top_k["description"]
             assert set(query["properties"]) == {
                 "query",
-                "top_n",
+                "top_k",
                 "mode",
                 "paths",
                 "tags",
@@ -181,9 +182,9 @@ def test_bad_arguments_get_precise_errors(vault: Path, tmp_path: Path) -> None:
             await ready(client)
             msg = await error_of(client, "query_documents", {"query": "x", "colour": "red"})
             assert "unknown parameter 'colour'" in msg
-            assert "top_n (or k, limit, top_k)" in msg and "excluded_files" in msg
-            msg = await error_of(client, "query_documents", {"query": "x", "top_n": 101})
-            assert "top_n" in msg and "100" in msg and "101" in msg
+            assert "top_k (or top_n, k, limit)" in msg and "excluded_files" in msg
+            msg = await error_of(client, "query_documents", {"query": "x", "top_n": 1001})
+            assert "top_n" in msg and "1000" in msg and "1001" in msg
             msg = await error_of(client, "query_documents", {"query": "x", "top_n": 0})
             assert "greater than or equal to 1" in msg
             msg = await error_of(client, "query_documents", {"query": "x", "top_n": "many"})

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import anyio
 
+from noteseek.engine import SearchRequest
 from tests.helpers import engine_for, project, write
 from tests.mcp_client import call, eventually, session
 
@@ -99,7 +100,7 @@ def test_a_write_recorded_while_a_one_shot_writer_finishes_is_indexed_by_it(
             memory.create("walrus", "The walrus sleeps on the ice floe.")
             pending.record(engine.index_dir, engine.memory_root(), ["walrus.md"])
         assert not pending.waiting(engine.index_dir)
-        hits = engine.search("walrus ice floe", mode="keyword", source="memory").hits
+        hits = engine.search(SearchRequest("walrus ice floe", mode="keyword", source="memory")).hits
         assert [h.path for h in hits] == ["walrus.md"]
 
 
@@ -110,7 +111,7 @@ def test_a_write_with_nobody_writing_is_indexed_by_its_own_process(tmp_path: Pat
         written = engine.memories.create("tapir", "The tapir's snout is a short trunk.")
         assert written.indexed == "indexed"
         started = time.monotonic()
-        hits = engine.search("tapir snout", mode="keyword", source="memory").hits
+        hits = engine.search(SearchRequest("tapir snout", mode="keyword", source="memory")).hits
         assert [h.path for h in hits] == ["tapir.md"] and time.monotonic() - started < 5
 
 
@@ -126,9 +127,13 @@ def test_a_search_of_every_scope_grows_memories_as_their_kind_says(tmp_path: Pat
     write(folder / ".memories" / "memory" / "2024-03-01.md", log)
     with engine_for(folder) as engine:
         engine.index()
-        memory = engine.search("sea otters sleeping", mode="keyword", source="memory").hits
-        mixed = engine.search("sea otters sleeping", mode="keyword", source="all").hits
-        documents = engine.search("sea otters sleeping", mode="keyword").hits
+        memory = engine.search(
+            SearchRequest("sea otters sleeping", mode="keyword", source="memory")
+        ).hits
+        mixed = engine.search(
+            SearchRequest("sea otters sleeping", mode="keyword", source="all")
+        ).hits
+        documents = engine.search(SearchRequest("sea otters sleeping", mode="keyword")).hits
     grown = {(h.doc_id, h.start_line, h.end_line) for h in memory}
     memory_in_mixed = {(h.doc_id, h.start_line, h.end_line) for h in mixed if h.root == "memory"}
     assert memory_in_mixed and memory_in_mixed <= grown

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from noteseek.engine import Engine
+from noteseek.engine import Engine, SearchRequest
 from noteseek.operations import NO_LIMITS, Context, OperationError, execute, parse
 from noteseek.store.base import Store
 from noteseek.store.factory import open_store
@@ -47,7 +47,7 @@ def answers(engine: Engine) -> dict[tuple[str, str], list[tuple[str, float, dict
     out = {}
     for query in QUERIES:
         for mode in MODES:
-            hits = engine.search(query, mode=mode, top_k=10).hits
+            hits = engine.search(SearchRequest(query, mode=mode, top_k=10)).hits
             out[query, mode] = [(h.chunk_id, round(h.score, 6), dict(h.lanes)) for h in hits]
     return out
 

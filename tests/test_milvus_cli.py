@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from noteseek.engine import SearchRequest
 from tests.conftest import EXAMPLE_VAULT
 from tests.helpers import engine_for, project, run_cli
 
@@ -79,7 +80,10 @@ def test_an_index_run_leaves_milvus_lite_searching_sealed_segments(tmp_path: Pat
         assert chunks > 36
         assert sealed_rows(lite, "seal_chunks") == chunks
         assert sealed_rows(lite, "seal_files") == 36
-        assert engine.search("redis ttl", mode="keyword").hits[0].path == "notes/redis.md"
+        assert (
+            engine.search(SearchRequest("redis ttl", mode="keyword")).hits[0].path
+            == "notes/redis.md"
+        )
     finally:
         engine.close()
 

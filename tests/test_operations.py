@@ -72,8 +72,8 @@ def test_mcp_tools_are_generated_from_the_table() -> None:
 @pytest.mark.parametrize(
     ("name", "arguments", "expected"),
     [
-        ("query_documents", {"query": "x", "limit": 3}, {"top_n": 3}),
-        ("query_documents", {"query": "x"}, {"top_n": None, "mode": None}),
+        ("query_documents", {"query": "x", "limit": 3}, {"top_k": 3}),
+        ("query_documents", {"query": "x"}, {"top_k": None, "mode": None}),
         ("get_neighbourhood", {"path": "a.md"}, {"depth": 1}),
     ],
 )
@@ -88,7 +88,7 @@ def test_aliases_and_setting_defaults(name: str, arguments: dict, expected: dict
         ("get_document", {"path": "notes/../../etc/passwd"}, "'..' is not allowed"),
         ("get_links", {"path": "a\x00b"}, "give a document's path"),
         ("get_section", {"path": "a.md", "line": 0}, "line"),
-        ("query_documents", {"query": "x", "top_n": 101}, "less than or equal to 100"),
+        ("query_documents", {"query": "x", "top_n": 1001}, "less than or equal to 1000"),
         ("query_documents", {"query": "x", "min_score": True}, "not true or false"),
         # Text that spells a value is still text: a typed door sends typed values.
         ("query_documents", {"query": "x", "top_n": "5"}, "expected an integer, not text"),

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from noteseek.analysis import get_analyzer
+from noteseek.engine import SearchRequest
 from noteseek.search import plain
 from noteseek.search.plain import display_text, plain_text
 from noteseek.search.snippet import matched_spans
@@ -140,7 +141,7 @@ def test_a_section_of_properties_only_shows_them(tmp_path: Path) -> None:
     write(notes / "Advanced Queries.md", page + "\n- Some text about the query engine.\n")
     engine = engine_for(project(tmp_path, {"notes": notes}))
     engine.index()
-    hits = engine.search("datalog", mode="keyword").hits
+    hits = engine.search(SearchRequest("datalog", mode="keyword")).hits
     assert hits and "**Datalog**" in hits[0].snippet and "::" not in hits[0].snippet
 
 
@@ -156,7 +157,7 @@ def test_snippets_are_plain_text_with_highlights_on_it(tmp_path: Path) -> None:
     write(notes / "guide.md", NOTE)
     engine = engine_for(project(tmp_path, {"notes": notes}))
     engine.index()
-    hits = engine.search("eviction runbook", mode="keyword", top_k=5).hits
+    hits = engine.search(SearchRequest("eviction runbook", mode="keyword", top_k=5)).hits
     assert hits
     snippets = " ".join(h.snippet for h in hits)
     for raw in ("[[", "]]", "##", "```", "type::", "alias::", "((", "<kbd>", "](http", "- [ ]"):
@@ -237,7 +238,7 @@ def test_grouped_results_and_compressed_plain_text(tmp_path: Path) -> None:
     write(notes / "guide.md", NOTE)
     engine = engine_for(project(tmp_path, {"notes": notes}))
     engine.index()
-    hits = engine.search("zebra migration plains", mode="keyword", top_k=5).hits
+    hits = engine.search(SearchRequest("zebra migration plains", mode="keyword", top_k=5)).hits
     docs = [h.doc_id for h in hits]
     assert len(docs) == len(set(docs))  # one result per document by default
     first = hits[0]
@@ -249,9 +250,11 @@ def test_grouped_results_and_compressed_plain_text(tmp_path: Path) -> None:
     assert engine.get(first.also[0]["chunk_id"]).path == "zebra.md"
     ungrouped = engine_for(
         project(tmp_path, {"notes": notes}), **{"search.max_per_document": 0}
-    ).search("zebra migration plains", mode="keyword", top_k=5)
+    ).search(SearchRequest("zebra migration plains", mode="keyword", top_k=5))
     assert [h.path for h in ungrouped.hits].count("zebra.md") >= 4  # what grouping fixes
-    compressed = engine.search("eviction runbook", mode="keyword", compressed=True).hits
+    compressed = engine.search(
+        SearchRequest("eviction runbook", mode="keyword", compressed=True)
+    ).hits
     assert compressed and all(h.text for h in compressed)
     for hit in compressed:
         assert "[[" not in (hit.text or "") and "type::" not in (hit.text or "")
@@ -265,7 +268,9 @@ def test_expansions_never_overlap_and_continue_a_held_section(tmp_path: Path) ->
     write(notes / "log.md", "# Log\n\n" + "\n\n".join(paragraphs) + "\n")
     engine = engine_for(project(tmp_path, {"notes": notes}), **{"search.max_per_document": 0})
     engine.index()
-    hits = engine.search("okapi herd", mode="keyword", top_k=12, expand_chars=2000).hits
+    hits = engine.search(
+        SearchRequest("okapi herd", mode="keyword", top_k=12, expand_chars=2000)
+    ).hits
     assert len(hits) >= 8
     given = [(h.start_line, h.end_line) for h in hits if h.text]
     for i, (a_start, a_end) in enumerate(given):
@@ -301,7 +306,7 @@ def test_grouped_results_still_fill_top_k_when_long_documents_hold_the_candidate
     first 50 sections hold only the long notes, so grouping alone would leave 3 results. The
     lanes fetch more until ten documents are found."""
     engine = _long_and_short_notes(tmp_path)
-    hits = engine.search("zephyr", top_k=10, mode="keyword").hits
+    hits = engine.search(SearchRequest("zephyr", top_k=10, mode="keyword")).hits
     paths = [h.path for h in hits]
     assert len(paths) == 10 and len(set(paths)) == 10, paths
     assert set(paths[:3]) == {"long0.md", "long1.md", "long2.md"}
@@ -314,7 +319,7 @@ def test_grouping_reads_no_whole_row_of_a_document_already_complete(
     """Once a document has its result and its "also" sections, its further sections are
     dropped by file id: their whole rows (text and all) are never read."""
     engine = _long_and_short_notes(tmp_path)
-    expected = engine.search("zephyr", top_k=10, mode="keyword")
+    expected = engine.search(SearchRequest("zephyr", top_k=10, mode="keyword"))
     store = engine.store
     read: list[int] = []
     real = store.chunk_rows
@@ -324,7 +329,7 @@ def test_grouping_reads_no_whole_row_of_a_document_already_complete(
         return real(rowids)
 
     monkeypatch.setattr(store, "chunk_rows", counting)
-    response = engine.search("zephyr", top_k=10, mode="keyword")
+    response = engine.search(SearchRequest("zephyr", top_k=10, mode="keyword"))
     assert [h.chunk_id for h in response.hits] == [h.chunk_id for h in expected.hits]
     assert [h.also for h in response.hits] == [h.also for h in expected.hits]
     assert response.hits[0].also  # the long notes list further sections
@@ -362,7 +367,7 @@ def test_widened_search_builds_snippets_only_for_the_results_it_returns(
         return real_snippet(text, *args, **kwargs)
 
     monkeypatch.setattr(pipeline, "make_snippet", counting_snippet)
-    response = engine.search("zephyr", top_k=10, mode="keyword")
+    response = engine.search(SearchRequest("zephyr", top_k=10, mode="keyword"))
     paths = [h.path for h in response.hits]
     assert len(set(paths)) == 10 and sum(p.startswith("short") for p in paths) == 7
     assert response.lanes["keyword"] > 50  # the lanes were widened
@@ -375,7 +380,9 @@ def test_a_widened_search_asks_the_keyword_index_once_per_query_shape(
     """FTS5 scores every match whatever the LIMIT, so the widened pass reuses the first pass's
     fetch (four times the candidates) instead of querying the index again; same results."""
     engine = _long_and_short_notes(tmp_path)
-    before = [h.chunk_id for h in engine.search("zephyr", top_k=10, mode="keyword").hits]
+    before = [
+        h.chunk_id for h in engine.search(SearchRequest("zephyr", top_k=10, mode="keyword")).hits
+    ]
     store = engine.store
     calls: list[tuple[str, int]] = []
     for name in ("keyword_search", "document_scores"):
@@ -386,7 +393,7 @@ def test_a_widened_search_asks_the_keyword_index_once_per_query_shape(
             return _real(*args)
 
         monkeypatch.setattr(store, name, counting)
-    response = engine.search("zephyr", top_k=10, mode="keyword")
+    response = engine.search(SearchRequest("zephyr", top_k=10, mode="keyword"))
     assert response.lanes["keyword"] > 50  # widened: the second pass wanted 200
     assert [h.chunk_id for h in response.hits] == before
     assert calls == [("keyword_search", 200), ("document_scores", 200)], calls

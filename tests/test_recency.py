@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from noteseek.engine import SearchRequest
 from noteseek.search.recency import DAY, dates_trustworthy, factor
 from tests.helpers import engine_for, project, write
 
@@ -49,14 +50,18 @@ def test_auto_boosts_recent_notes_when_dates_spread(tmp_path: Path) -> None:
     folder = notes(tmp_path, spread=True)
     with engine_for(folder, **{"search.recency": "auto"}) as engine:
         engine.index()
-        res = engine.search("quokka habitat survey", top_k=13, mode="keyword", explain=True)
+        res = engine.search(
+            SearchRequest("quokka habitat survey", top_k=13, mode="keyword", explain=True)
+        )
     by_path = {h.path: h for h in res.hits}
     assert by_path["fresh.md"].explain["fusion"]["recency_factor"] == 1.2
     assert "recency_factor" not in by_path["n11.md"].explain["fusion"]  # 440 days old
     assert res.hits[0].path in {"fresh.md", "n00.md"}  # both changed within 7 days
     assert all(0 <= h.score <= 1 for h in res.hits)
     with engine_for(folder, **{"search.recency": "off"}) as engine:
-        off = engine.search("quokka habitat survey", top_k=13, mode="keyword", explain=True)
+        off = engine.search(
+            SearchRequest("quokka habitat survey", top_k=13, mode="keyword", explain=True)
+        )
     assert all("recency_factor" not in h.explain["fusion"] for h in off.hits)
 
 
@@ -64,10 +69,10 @@ def test_auto_is_off_when_dates_look_copied_and_on_forces_it(tmp_path: Path) -> 
     folder = notes(tmp_path, spread=False)  # 12 of 13 notes share one time
     with engine_for(folder, **{"search.recency": "auto"}) as engine:
         engine.index()
-        auto = engine.search("quokka", top_k=13, mode="keyword", explain=True)
+        auto = engine.search(SearchRequest("quokka", top_k=13, mode="keyword", explain=True))
     assert all("recency_factor" not in h.explain["fusion"] for h in auto.hits)
     with engine_for(folder, **{"search.recency": "on"}) as engine:
-        forced = engine.search("quokka", top_k=13, mode="keyword", explain=True)
+        forced = engine.search(SearchRequest("quokka", top_k=13, mode="keyword", explain=True))
     boosted = [h.path for h in forced.hits if "recency_factor" in h.explain["fusion"]]
     assert boosted == ["fresh.md"]
     assert forced.hits[0].path == "fresh.md"

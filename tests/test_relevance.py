@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from noteseek.analysis import get_analyzer
+from noteseek.engine import Filter, SearchRequest
 from noteseek.search import relevance
 from noteseek.search.fusion import Fused, impute_missing
 from noteseek.search.query import parse_query
@@ -55,7 +56,7 @@ def vault(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.mark.parametrize("mode", ["hybrid", "semantic"])
 def test_meaningless_queries_find_nothing_and_say_why(vault: Path, query: str, mode: str) -> None:
     with engine_for(vault, embeddings=True) as engine:
-        response = engine.search(query, mode=mode)
+        response = engine.search(SearchRequest(query, mode=mode))
         assert response.hits == []
         assert any(
             "semantic lane did not run" in w or "nothing to search for" in w
@@ -64,25 +65,34 @@ def test_meaningless_queries_find_nothing_and_say_why(vault: Path, query: str, m
         # Without the gate and the floor the nearest sections come back.
         off = {"search.relevance_gate": False, "search.semantic_floor": 0.0}
         with engine_for(vault, embeddings=True, **off) as loose:
-            assert loose.search(query, mode="semantic").hits
+            assert loose.search(SearchRequest(query, mode="semantic")).hits
 
 
 @pytest.mark.embeddings
 def test_a_filter_leaving_only_empty_bullets_finds_nothing(vault: Path) -> None:
     with engine_for(vault, embeddings=True) as engine:
         for mode in ("hybrid", "semantic"):
-            hits = engine.search("kitten on the sofa", mode=mode, paths=["journals/*"]).hits
+            hits = engine.search(
+                SearchRequest("kitten on the sofa", mode=mode, filter=Filter(paths=["journals/*"]))
+            ).hits
             assert hits == []
         # The same query without the filter finds the note, so the floor is not too high.
-        assert paths(engine.search("kitten on the sofa", mode="semantic").hits)[0] == "felines.md"
+        assert (
+            paths(engine.search(SearchRequest("kitten on the sofa", mode="semantic")).hits)[0]
+            == "felines.md"
+        )
         with engine_for(vault, embeddings=True, **{"search.semantic_floor": 0.0}) as loose:
-            assert loose.search("kitten on the sofa", mode="semantic", paths=["journals/*"]).hits
+            assert loose.search(
+                SearchRequest(
+                    "kitten on the sofa", mode="semantic", filter=Filter(paths=["journals/*"])
+                )
+            ).hits
 
 
 @pytest.mark.embeddings
 def test_words_the_notes_lack_but_the_model_knows_still_search(vault: Path) -> None:
     with engine_for(vault, embeddings=True) as engine:
-        response = engine.search("pet cat", mode="hybrid")
+        response = engine.search(SearchRequest("pet cat", mode="hybrid"))
         assert paths(response.hits)[0] == "felines.md"
         assert not response.warnings
 
@@ -142,7 +152,7 @@ def test_keyword_first_known_item_stays_first_at_low_coverage(tmp_path: Path) ->
     folder = project(tmp_path, {"n": notes})
     with engine_for(folder, embeddings=True) as engine:
         engine.index()
-        assert paths(engine.search("meditation").hits)[0] == "meditation.md"
+        assert paths(engine.search(SearchRequest("meditation")).hits)[0] == "meditation.md"
     # Keep the vectors of two notes only (about 6% of the chunks), as early in embedding.
     db = sqlite3.connect(folder / ".noteseek" / "index.db")
     with db:
@@ -152,12 +162,12 @@ def test_keyword_first_known_item_stays_first_at_low_coverage(tmp_path: Path) ->
         )
     db.close()
     with engine_for(folder, embeddings=True) as engine:
-        response = engine.search("meditation", top_k=6)
+        response = engine.search(SearchRequest("meditation", top_k=6))
         assert any("embedding in progress" in w for w in response.warnings)
         assert paths(response.hits)[0] == "meditation.md"
     # Fusing as if every chunk had a vector puts the semantic lane's guesses first.
     with engine_for(folder, embeddings=True, **{"search.partial_vectors": "off"}) as engine:
-        assert paths(engine.search("meditation", top_k=6).hits)[0] != "meditation.md"
+        assert paths(engine.search(SearchRequest("meditation", top_k=6)).hits)[0] != "meditation.md"
 
 
 def test_rank_scale_reads_a_partial_lane_as_ranks_over_the_whole_index() -> None:

@@ -25,6 +25,7 @@ from noteseek.config import EmbeddingSettings
 from noteseek.embed.base import EmbeddingError
 from noteseek.embed.factory import create_embedder
 from noteseek.embed.remote import RemoteEmbedder
+from noteseek.engine import SearchRequest
 from tests.helpers import engine_for, project, write
 
 DIM = 64
@@ -217,7 +218,7 @@ def test_engine_indexes_and_searches_through_the_remote_embedder(
         report = engine.index()
         assert report.embedding is not None and report.embedding["embedded"] == 2
         assert report.embedding["model"] == "remote:nomic-embed-text"
-        hits = engine.search("cache eviction", mode="semantic").hits
+        hits = engine.search(SearchRequest("cache eviction", mode="semantic")).hits
         assert hits[0].path == "cache.md" and hits[0].lanes == {"semantic": 1}
         status = engine.status()["embedding"]
         assert (status["embedded"], status["total"], status["model"]) == (

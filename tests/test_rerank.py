@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from noteseek.engine import SearchRequest
 from noteseek.search.rerank import CrossEncoder
 from tests.helpers import engine_for, project
 
@@ -32,9 +33,11 @@ def test_rerank_reorders_the_top_results_only(vault: Path, tmp_path: Path) -> No
     ungrouped = {"search.max_per_document": 0}
     with engine_for(folder, **ungrouped) as plain:
         plain.index()
-        before = plain.search("how do keys expire", top_k=14, mode="keyword").hits
-    with engine_for(folder, **{"rerank.enabled": True, "rerank.top_n": 10}, **ungrouped) as engine:
-        res = engine.search("how do keys expire", top_k=14, mode="keyword", explain=True)
+        before = plain.search(SearchRequest("how do keys expire", top_k=14, mode="keyword")).hits
+    with engine_for(folder, **{"rerank.enabled": True, "rerank.depth": 10}, **ungrouped) as engine:
+        res = engine.search(
+            SearchRequest("how do keys expire", top_k=14, mode="keyword", explain=True)
+        )
     hits = res.hits
     assert "rerank_ms" in res.timings_ms
     # The first ten are the same sections as before, re-ordered by the logit...

@@ -10,7 +10,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from noteseek.engine import Ambiguous, Engine, NotFound
+from noteseek.engine import Ambiguous, Engine, Filter, NotFound, SearchRequest
 from tests.helpers import engine_for, paths, project, write
 
 
@@ -23,7 +23,7 @@ def example(tmp_path: Path, vault: Path) -> Engine:
 
 
 def test_redis_ttl_finds_the_expiry_section_first(example: Engine) -> None:
-    hit = example.search("redis ttl").hits[0]
+    hit = example.search(SearchRequest("redis ttl")).hits[0]
     assert hit.path == "notes/redis.md"
     assert hit.heading_path[-1] == "Expiry and TTL"
     assert "**TTL**" in hit.snippet or "**ttl**" in hit.snippet.lower()
@@ -40,39 +40,41 @@ def test_documents_with_all_words_rank_before_any_word(tmp_path: Path) -> None:
     )
     with engine_for(project(tmp_path, {"n": notes})) as engine:
         engine.index()
-        hits = engine.search("zebra quartz").hits
+        hits = engine.search(SearchRequest("zebra quartz")).hits
         assert paths(hits) == ["both.md", "many.md"]
         # A word nothing contains does not empty the result list.
-        assert paths(engine.search("zebra nonexistentword").hits)
+        assert paths(engine.search(SearchRequest("zebra nonexistentword")).hits)
 
 
 def test_phrase_exclusion_and_prefix(example: Engine) -> None:
-    phrase = example.search('"replica lag"').hits
+    phrase = example.search(SearchRequest('"replica lag"')).hits
     assert phrase and all("replica lag" in h.snippet.lower().replace("**", "") for h in phrase)
-    with_redis = set(paths(example.search("ttl", top_k=50).hits))
-    without = set(paths(example.search("ttl -redis", top_k=50).hits))
+    with_redis = set(paths(example.search(SearchRequest("ttl", top_k=50)).hits))
+    without = set(paths(example.search(SearchRequest("ttl -redis", top_k=50)).hits))
     assert "notes/redis.md" in with_redis and "notes/redis.md" not in without
-    assert "notes/kubernetes.md" in paths(example.search("kubern*").hits)
+    assert "notes/kubernetes.md" in paths(example.search(SearchRequest("kubern*")).hits)
     # A query of excluded words only searches for the words (``-Name`` is a flag name).
-    assert paths(example.search("-redis").hits)[0] == "notes/redis.md"
+    assert paths(example.search(SearchRequest("-redis")).hits)[0] == "notes/redis.md"
 
 
 def test_identifier_query_finds_code_and_prose(example: Engine) -> None:
-    hits = example.search("getUserById").hits
+    hits = example.search(SearchRequest("getUserById")).hits
     assert hits and hits[0].path == "snippets/sql-queries.md"
     # The parts written as words find the identifier too.
-    assert "snippets/sql-queries.md" in paths(example.search("user by id").hits)
+    assert "snippets/sql-queries.md" in paths(example.search(SearchRequest("user by id")).hits)
 
 
 def test_cjk_queries_find_their_notes(example: Engine) -> None:
-    assert example.search("缓存策略").hits[0].path == "notes/缓存策略.md"
-    assert example.search("形態素解析").hits[0].path == "notes/形態素解析.md"
-    assert example.search("数据库索引").hits[0].path == "notes/数据库索引.md"
+    assert example.search(SearchRequest("缓存策略")).hits[0].path == "notes/缓存策略.md"
+    assert example.search(SearchRequest("形態素解析")).hits[0].path == "notes/形態素解析.md"
+    assert example.search(SearchRequest("数据库索引")).hits[0].path == "notes/数据库索引.md"
 
 
 def test_accents_and_case_do_not_matter(example: Engine) -> None:
-    assert example.search("zurich").hits
-    assert paths(example.search("ZÜRICH").hits) == paths(example.search("zurich").hits)
+    assert example.search(SearchRequest("zurich")).hits
+    assert paths(example.search(SearchRequest("ZÜRICH")).hits) == paths(
+        example.search(SearchRequest("zurich")).hits
+    )
 
 
 def test_filters_apply_before_the_top_k_cut(tmp_path: Path) -> None:
@@ -86,18 +88,28 @@ def test_filters_apply_before_the_top_k_cut(tmp_path: Path) -> None:
     )
     with engine_for(project(tmp_path, {"n": notes})) as engine:
         engine.index()
-        assert "quiet/one.md" not in paths(engine.search("signal", top_k=5).hits)
-        assert paths(engine.search("signal", top_k=1, paths=["quiet/**"]).hits) == ["quiet/one.md"]
-        assert paths(engine.search("signal", top_k=1, tags=["project"]).hits) == ["quiet/one.md"]
-        assert paths(engine.search("signal", top_k=1, tags=["#project/atlas"]).hits) == [
-            "quiet/one.md"
-        ]
-        assert not engine.search("signal", tags=["proj"]).hits
-        assert paths(engine.search("signal", top_k=1, where=["status=draft"]).hits) == [
-            "quiet/one.md"
-        ]
+        assert "quiet/one.md" not in paths(engine.search(SearchRequest("signal", top_k=5)).hits)
+        assert paths(
+            engine.search(SearchRequest("signal", top_k=1, filter=Filter(paths=["quiet/**"]))).hits
+        ) == ["quiet/one.md"]
+        assert paths(
+            engine.search(SearchRequest("signal", top_k=1, filter=Filter(tags=["project"]))).hits
+        ) == ["quiet/one.md"]
+        assert paths(
+            engine.search(
+                SearchRequest("signal", top_k=1, filter=Filter(tags=["#project/atlas"]))
+            ).hits
+        ) == ["quiet/one.md"]
+        assert not engine.search(SearchRequest("signal", filter=Filter(tags=["proj"]))).hits
+        assert paths(
+            engine.search(
+                SearchRequest("signal", top_k=1, filter=Filter(where=["status=draft"]))
+            ).hits
+        ) == ["quiet/one.md"]
         assert "quiet/one.md" not in paths(
-            engine.search("signal", top_k=50, where=["status!=draft"]).hits
+            engine.search(
+                SearchRequest("signal", top_k=50, filter=Filter(where=["status!=draft"]))
+            ).hits
         )
 
 
@@ -108,11 +120,17 @@ def test_date_filters_use_frontmatter_dates_then_mtime(tmp_path: Path) -> None:
     write(notes / "new.md", "# New\n\ncomet\n")
     with engine_for(project(tmp_path, {"n": notes})) as engine:
         engine.index()
-        assert sorted(paths(engine.search("comet", after="30d").hits)) == ["new.md"]
-        assert sorted(paths(engine.search("comet", before="2021-01-01").hits)) == ["old.md"]
-        assert sorted(paths(engine.search("comet", before="1y").hits)) == ["mtime-old.md", "old.md"]
+        assert sorted(
+            paths(engine.search(SearchRequest("comet", filter=Filter(after="30d"))).hits)
+        ) == ["new.md"]
+        assert sorted(
+            paths(engine.search(SearchRequest("comet", filter=Filter(before="2021-01-01"))).hits)
+        ) == ["old.md"]
+        assert sorted(
+            paths(engine.search(SearchRequest("comet", filter=Filter(before="1y"))).hits)
+        ) == ["mtime-old.md", "old.md"]
         with pytest.raises(ValueError, match="cannot read the date"):
-            engine.search("comet", after="last tuesday")
+            engine.search(SearchRequest("comet", filter=Filter(after="last tuesday")))
 
 
 def test_snippet_highlights_the_original_words(tmp_path: Path) -> None:
@@ -122,13 +140,13 @@ def test_snippet_highlights_the_original_words(tmp_path: Path) -> None:
     )
     with engine_for(project(tmp_path, {"n": tmp_path / "n"})) as engine:
         engine.index()
-        hit = engine.search("cafe zurich").hits[0]
+        hit = engine.search(SearchRequest("cafe zurich")).hits[0]
         assert "**Cafés**" in hit.snippet and "**Zürich**" in hit.snippet
         assert len(hit.snippet) < 300
 
 
 def test_explain_shows_terms_and_field_scores(example: Engine) -> None:
-    hit = example.search("redis ttl", explain=True).hits[0]
+    hit = example.search(SearchRequest("redis ttl", explain=True)).hits[0]
     kw = hit.explain["keyword"]  # type: ignore[index]
     assert kw["match"] == "all words"
     assert {"redi", "ttl"} <= set(kw["matched_terms"])
@@ -175,7 +193,7 @@ def test_get_names_both_candidates_when_ambiguous(tmp_path: Path) -> None:
 
 def test_unknown_root_filter_is_an_error(example: Engine) -> None:
     with pytest.raises(ValueError, match="unknown root"):
-        example.search("redis", roots=["nope"])
+        example.search(SearchRequest("redis", filter=Filter(roots=["nope"])))
 
 
 def test_common_words_do_not_drown_rare_ones(tmp_path: Path) -> None:
@@ -188,18 +206,18 @@ def test_common_words_do_not_drown_rare_ones(tmp_path: Path) -> None:
     with engine_for(project(tmp_path, {"n": notes}), **flags) as engine:
         engine.index()
         # "the" is in nearly every chunk: the rare word decides, and results stay complete.
-        hits = engine.search("the zeppelin airship parameter", top_k=30).hits
+        hits = engine.search(SearchRequest("the zeppelin airship parameter", top_k=30)).hits
         assert hits[0].path == "rare.md"
         assert len(hits) == 22
         # Only common words: documents naming them in the title come first.
-        assert engine.search("parameter").hits[0].path == "titled.md"
-        explained = engine.search("the parameter", explain=True).hits
+        assert engine.search(SearchRequest("parameter")).hits[0].path == "titled.md"
+        explained = engine.search(SearchRequest("the parameter", explain=True)).hits
         assert {h.path for h in explained} >= {"titled.md", "filler0.md"}
 
 
 def test_prefix_meets_stemmed_terms(example: Engine) -> None:
-    assert "notes/redis.md" in paths(example.search("expiry*", top_k=20).hits)
-    assert "notes/redis.md" in paths(example.search("expir*", top_k=20).hits)
+    assert "notes/redis.md" in paths(example.search(SearchRequest("expiry*", top_k=20)).hits)
+    assert "notes/redis.md" in paths(example.search(SearchRequest("expir*", top_k=20)).hits)
 
 
 def test_dedupe_and_per_document_limit(tmp_path: Path) -> None:
@@ -214,17 +232,17 @@ def test_dedupe_and_per_document_limit(tmp_path: Path) -> None:
     folder = project(tmp_path, {"notes": notes}, "[chunking]\nmerge_small = false\n")
     with engine_for(folder, **{"search.max_per_document": 0}) as engine:
         engine.index()
-        plain = engine.search("walrus", top_k=10, mode="keyword").hits
+        plain = engine.search(SearchRequest("walrus", top_k=10, mode="keyword")).hits
         texts = [h.heading for h in plain]
         assert texts.count("A > Setup") == 1 and texts.count("Copy > Setup") == 1
     with engine_for(folder, **{"search.dedupe": True, "search.max_per_document": 0}) as engine:
-        deduped = engine.search("walrus", top_k=10, mode="keyword").hits
+        deduped = engine.search(SearchRequest("walrus", top_k=10, mode="keyword")).hits
     headings = [h.heading for h in deduped]
     assert ("A > Setup" in headings) != ("Copy > Setup" in headings)  # one copy, not both
     assert len(deduped) == len(plain) - 1
     assert [h.rank for h in deduped] == list(range(1, len(deduped) + 1))
     with engine_for(folder, **{"search.max_per_document": 1}) as engine:
-        limited = engine.search("walrus", top_k=10, mode="keyword").hits
+        limited = engine.search(SearchRequest("walrus", top_k=10, mode="keyword")).hits
     assert sorted(h.path for h in limited) == ["a.md", "b.md", "copy-of-a.md"]
 
 
@@ -237,13 +255,13 @@ def test_near_duplicates_are_dropped_by_shingle_overlap(tmp_path: Path) -> None:
     folder = project(tmp_path, {"notes": notes})
     with engine_for(folder) as engine:
         engine.index()
-        plain = paths(engine.search("walrus toolkit", top_k=10, mode="keyword").hits)
+        plain = paths(engine.search(SearchRequest("walrus toolkit", top_k=10, mode="keyword")).hits)
     assert {"a.md", "edited.md", "b.md"} <= set(plain)
     with engine_for(folder, **{"search.near_duplicate": 0.7}) as engine:
-        kept = paths(engine.search("walrus toolkit", top_k=10, mode="keyword").hits)
+        kept = paths(engine.search(SearchRequest("walrus toolkit", top_k=10, mode="keyword")).hits)
     assert ("a.md" in kept) != ("edited.md" in kept) and "b.md" in kept
     with engine_for(folder, **{"search.near_duplicate": 0.95}) as engine:
-        loose = paths(engine.search("walrus toolkit", top_k=10, mode="keyword").hits)
+        loose = paths(engine.search(SearchRequest("walrus toolkit", top_k=10, mode="keyword")).hits)
     assert sorted(loose) == sorted(plain)  # not similar enough at 0.95
 
 
@@ -261,18 +279,19 @@ def test_expansion_grows_a_result_to_its_section_then_its_neighbours(tmp_path: P
     folder = project(tmp_path, {"notes": notes})
     with engine_for(folder) as engine:
         engine.index()
-        plain = engine.search("ocelot", mode="keyword", with_text=True).hits[0]
+        plain = engine.search(SearchRequest("ocelot", mode="keyword", with_text=True)).hits[0]
         assert plain.heading_path == ("Cats", "Wild cats") and "ocelot" in plain.text
-        grown = engine.search("ocelot", mode="keyword", expand_chars=2000).hits[0]
+        grown = engine.search(SearchRequest("ocelot", mode="keyword", expand_chars=2000)).hits[0]
         assert plain.text in grown.text and len(plain.text) < len(grown.text) <= 2000
         assert grown.start_line <= plain.start_line and grown.end_line >= plain.end_line
         assert "Tail." not in grown.text  # the section first, not the next one
-        whole = engine.search("ocelot", mode="keyword", expand_chars=100_000).hits[0]
+        whole = engine.search(SearchRequest("ocelot", mode="keyword", expand_chars=8_000)).hits[0]
         assert all(f"Paragraph {i}" in whole.text for i in range(5))
         assert "Intro text." in whole.text and "Tail." in whole.text
         assert (whole.start_line, whole.end_line) == (1, len(body.rstrip("\n").split("\n")))
-        with pytest.raises(ValueError, match="expand_chars"):
-            engine.search("ocelot", expand_chars=-1)
+        for wrong in (-1, 8_001):  # search.expand_chars's bounds, as on every door
+            with pytest.raises(ValueError, match="expand_chars must be between 0 and 8000"):
+                engine.search(SearchRequest("ocelot", expand_chars=wrong))
 
 
 class CountingStore:
@@ -304,7 +323,9 @@ def test_a_hybrid_query_reads_the_candidates_rows_once(
     with engine_for(project(tmp_path, {"vault": vault}), **flags) as engine:
         engine.index()
         counting = CountingStore(monkeypatch, engine.store)
-        res = engine.search("redis ttl", mode="hybrid", explain=True, expand_chars=400)
+        res = engine.search(
+            SearchRequest("redis ttl", mode="hybrid", explain=True, expand_chars=400)
+        )
         assert res.hits
         assert {"community_ms", "recency_ms", "diversify_ms"} <= set(res.timings_ms)
         # Each lookup once: the boosts read the candidates' file ids and dates alone, the
@@ -330,7 +351,7 @@ def test_stages_share_one_row_lookup_and_name_their_explain_and_timings(
 ) -> None:
     from noteseek.search import pipeline
     from noteseek.search.filters import build_filters
-    from noteseek.search.request import SearchRequest, SearchResources
+    from noteseek.search.request import PipelineRequest, SearchResources
     from noteseek.search.stages import POST_FUSION
 
     counting = CountingStore(monkeypatch, example.store)
@@ -343,7 +364,7 @@ def test_stages_share_one_row_lookup_and_name_their_explain_and_timings(
         rerank_top=5,
         recency_tiers=[(1e9, 1.5)],  # every document counts as recent
     )
-    request = SearchRequest("redis keys", 8, "hybrid", build_filters(), explain=True)
+    request = PipelineRequest("redis keys", 8, "hybrid", build_filters(), explain=True)
     result = pipeline.run(request, resources)
     assert counting.calls["chunk_rows"] == 1
     assert counting.calls["chunk_modified"] == 0
@@ -370,6 +391,6 @@ def test_repeated_words_count_once_and_the_query_is_bounded(example: Engine) -> 
         parse_query("redis", analyzer),
         False,
     )
-    response = example.search(words + " redis", mode="keyword")
+    response = example.search(SearchRequest(words + " redis", mode="keyword"))
     assert any("search.max_query_terms" in w for w in response.warnings)
-    assert not example.search(" ".join(["redis"] * 800), mode="keyword").warnings
+    assert not example.search(SearchRequest(" ".join(["redis"] * 800), mode="keyword")).warnings

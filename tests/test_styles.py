@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from noteseek.config import ConfigError
+from noteseek.engine import SearchRequest
 from noteseek.indexing.styles import detect_style
 from noteseek.parse.conventions import dendron_title, parse_with_style
 from noteseek.parse.markdown import leading_heading, parse_markdown
@@ -134,7 +135,7 @@ def test_the_style_setting_and_a_change_of_style(tmp_path: Path) -> None:
         titles = {f.path: f.title for f in engine.store.iter_files("v")}
         assert titles == {"SQL Injection.md": "SQL Injection", "guide.md": "The Guide"}
         assert {r["name"]: r["style"] for r in engine.status()["roots"]}["v"] == "docs"
-        assert engine.search("the guide", mode="keyword").hits[0].path == "guide.md"
+        assert engine.search(SearchRequest("the guide", mode="keyword")).hits[0].path == "guide.md"
 
 
 def test_a_bad_style_is_a_clear_config_error(tmp_path: Path) -> None:
@@ -163,7 +164,7 @@ def test_a_zettelkasten_note_is_found_and_shown_by_its_name(tmp_path: Path) -> N
         )
     with engine_for(project(tmp_path, {"zk": vault})) as engine:
         engine.index()
-        hits = engine.search("SQL injection", mode="keyword").hits
+        hits = engine.search(SearchRequest("SQL injection", mode="keyword")).hits
         assert hits[0].path == "Security/SQL Injection.md"
         assert hits[0].title == "SQL Injection"
         titles = {f.path: f.title for f in engine.store.iter_files("zk")}

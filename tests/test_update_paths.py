@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from noteseek.config import ConfigError
-from noteseek.engine import Engine
+from noteseek.engine import Engine, SearchRequest
 from noteseek.indexing import outcomes as outcomes_module
 from noteseek.sources import folder as files_module
 from noteseek.sources.walk import ScanRules, scan_paths, scan_root
@@ -65,8 +65,8 @@ def test_a_modified_file_is_reindexed_and_searchable(
         no_full_scan(monkeypatch)
         report = engine.update_paths("n", ["a.md"])
         assert counts(report) == {"scanned": 1, "updated": 1}
-        assert paths(engine.search("armadillo").hits) == ["a.md"]
-        assert not engine.search("aardvark").hits
+        assert paths(engine.search(SearchRequest("armadillo")).hits) == ["a.md"]
+        assert not engine.search(SearchRequest("aardvark")).hits
         last = engine.store.last_run()
         assert last is not None and last["updated"] == 1 and last["roots"] == ["n"]
 
@@ -77,7 +77,7 @@ def test_a_new_file_is_added(tmp_path: Path, notes: Path, monkeypatch: pytest.Mo
         no_full_scan(monkeypatch)
         report = engine.update_paths("n", ["sub/deeper/e.md"])
         assert counts(report) == {"scanned": 1, "added": 1}
-        assert paths(engine.search("echidna").hits) == ["sub/deeper/e.md"]
+        assert paths(engine.search(SearchRequest("echidna")).hits) == ["sub/deeper/e.md"]
 
 
 def test_a_deleted_file_is_removed(
@@ -88,7 +88,7 @@ def test_a_deleted_file_is_removed(
         no_full_scan(monkeypatch)
         report = engine.update_paths("n", ["b.md"])
         assert counts(report) == {"removed": 1}
-        assert not engine.search("badger").hits
+        assert not engine.search(SearchRequest("badger")).hits
         assert not engine.store.find_files("b.md")
 
 
@@ -100,8 +100,8 @@ def test_a_deleted_folder_takes_its_indexed_files_with_it(
         no_full_scan(monkeypatch)
         report = engine.update_paths("n", ["sub"])
         assert counts(report) == {"removed": 2}
-        assert not engine.search("capybara dingo").hits
-        assert engine.search("badger").hits
+        assert not engine.search(SearchRequest("capybara dingo")).hits
+        assert engine.search(SearchRequest("badger")).hits
 
 
 def test_a_rename_in_one_batch_keeps_the_file_and_its_embed_keys(
@@ -119,7 +119,7 @@ def test_a_rename_in_one_batch_keeps_the_file_and_its_embed_keys(
         assert new.file_id == old.file_id
         assert [c.embed_key for c in engine.store.file_chunks(new.file_id)] == keys
         assert not engine.store.find_files("sub/c.md")
-        assert paths(engine.search("capybara").hits) == ["capybara.md"]
+        assert paths(engine.search(SearchRequest("capybara")).hits) == ["capybara.md"]
 
 
 @pytest.mark.parametrize("temp", [".a.md.tmp", "a.md.tmp", "sub/.#a.md", ".sync/a.md"])
@@ -132,11 +132,11 @@ def test_an_atomic_save_indexes_the_new_content_and_never_the_temp_file(
         write(notes / temp, "# Alpha\n\nThe anteater wakes at dawn.\n")
         report = engine.update_paths("n", [temp])
         assert counts(report) == {}
-        assert not engine.search("anteater").hits
+        assert not engine.search(SearchRequest("anteater")).hits
         os.replace(notes / temp, notes / "a.md")
         report = engine.update_paths("n", [temp, "a.md"])
         assert counts(report) == {"scanned": 1, "updated": 1}
-        assert paths(engine.search("anteater").hits) == ["a.md"]
+        assert paths(engine.search(SearchRequest("anteater")).hits) == ["a.md"]
         assert not engine.store.find_files(temp)
         assert {f.path for f in engine.store.iter_files()} == {
             "a.md",
@@ -171,23 +171,23 @@ def test_excluded_gitignored_and_hidden_paths_are_not_indexed(
         write(notes / "sub" / "private-ok.md", "# Fine\n\nThe yak may be indexed.\n")
         report = engine.update_paths("n", [*rejected, "sub/private-ok.md"])
         assert counts(report) == {"scanned": 1, "added": 1}
-        assert not engine.search("zebra").hits
-        assert paths(engine.search("yak").hits) == ["sub/private-ok.md"]
+        assert not engine.search(SearchRequest("zebra")).hits
+        assert paths(engine.search(SearchRequest("yak")).hits) == ["sub/private-ok.md"]
 
 
 def test_a_gitignore_change_runs_a_full_scan_that_drops_ignored_files(
     tmp_path: Path, notes: Path
 ) -> None:
     with indexed(tmp_path, notes) as engine:
-        assert engine.search("capybara").hits
+        assert engine.search(SearchRequest("capybara")).hits
         write(notes / ".gitignore", "sub/\n")
         report = engine.update_paths("n", [".gitignore"])
         assert counts(report) == {"scanned": 2, "unchanged": 2, "removed": 2}
-        assert not engine.search("capybara").hits
+        assert not engine.search(SearchRequest("capybara")).hits
         (notes / ".gitignore").unlink()
         report = engine.update_paths("n", [".gitignore"])
         assert counts(report) == {"scanned": 4, "unchanged": 2, "added": 2}
-        assert engine.search("capybara").hits
+        assert engine.search(SearchRequest("capybara")).hits
 
 
 def test_a_hidden_file_indexed_before_is_dropped_when_its_path_comes_by(
@@ -197,11 +197,11 @@ def test_a_hidden_file_indexed_before_is_dropped_when_its_path_comes_by(
     folder = project(tmp_path, {"n": notes})
     with engine_for(folder, **{"index.include_hidden": True}) as engine:
         engine.index()
-        assert engine.search("hedgehog").hits
+        assert engine.search(SearchRequest("hedgehog")).hits
     with engine_for(folder) as engine:
         report = engine.update_paths("n", [".hidden.md"])
         assert counts(report) == {"removed": 1}
-        assert not engine.search("hedgehog").hits
+        assert not engine.search(SearchRequest("hedgehog")).hits
 
 
 def test_a_folder_runs_a_full_scan_unless_a_walk_would_not_enter_it(
@@ -212,7 +212,7 @@ def test_a_folder_runs_a_full_scan_unless_a_walk_would_not_enter_it(
         write(notes / "new" / "g" / "h.md", "# H\n\nThe heron waits.\n")
         report = engine.update_paths("n", ["new"])
         assert counts(report) == {"scanned": 6, "unchanged": 4, "added": 2}
-        assert paths(engine.search("heron").hits) == ["new/g/h.md"]
+        assert paths(engine.search(SearchRequest("heron")).hits) == ["new/g/h.md"]
         # Busy hidden folders (.git) must not cost a full scan per batch.
         write(notes / ".git" / "HEAD", "ref: refs/heads/main\n")
         no_full_scan(monkeypatch)
@@ -237,9 +237,9 @@ def test_rels_outside_the_root_absolute_or_empty_are_ignored(
         ]
         report = engine.update_paths("n", rels)
         assert counts(report) == {}
-        assert not engine.search("ocelot").hits
-        assert not engine.search("eland").hits
-        assert paths(engine.search("aardvark").hits) == ["a.md"]
+        assert not engine.search(SearchRequest("ocelot")).hits
+        assert not engine.search(SearchRequest("eland")).hits
+        assert paths(engine.search(SearchRequest("aardvark")).hits) == ["a.md"]
 
 
 def test_an_unchanged_path_is_counted_unchanged_and_not_read(
@@ -269,7 +269,7 @@ def test_a_bad_file_is_a_problem_and_does_not_stop_the_batch(
         reasons = {p["path"]: p["reason"] for p in report.problems}
         assert "binary" in reasons["bin.md"]
         assert reasons["dangling.md"] == "broken symbolic link"
-        assert paths(engine.search("gazelle").hits) == ["good.md"]
+        assert paths(engine.search(SearchRequest("gazelle")).hits) == ["good.md"]
         status = {p["path"] for p in engine.status()["problems"]}
         assert {"bin.md", "dangling.md"} <= status
         # Fixed or gone: the problems go too.

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from noteseek.engine import Engine
+from noteseek.search.ask import Filter
 from noteseek.search.filters import build_filters
 from noteseek.store.ann import InMemoryVectorIndex
 from noteseek.store.factory import open_reader
@@ -82,7 +83,7 @@ def test_exact_search_matches_brute_force(notes_engine: Engine) -> None:
 def test_filters_never_starve_the_results(notes_engine: Engine) -> None:
     vectors = fill_vectors(notes_engine)
     index = vector_index(notes_engine)
-    allowed = notes_engine.store.filtered_chunk_ids(build_filters(tags=["urgent"]))
+    allowed = notes_engine.store.filtered_chunk_ids(build_filters(Filter(tags=["urgent"])))
     assert len(allowed) == 6
     q = query(1)
     got = index.search(q, 10, allowed)
@@ -94,7 +95,7 @@ def test_filters_never_starve_the_results(notes_engine: Engine) -> None:
 
 def test_engine_filters_apply_to_the_semantic_lane(notes_engine: Engine) -> None:
     fill_vectors(notes_engine)
-    allowed = set(notes_engine.store.filtered_chunk_ids(build_filters(paths=["work/**"])))
+    allowed = set(notes_engine.store.filtered_chunk_ids(build_filters(Filter(paths=["work/**"]))))
     index = vector_index(notes_engine)
     got = index.search(query(3), 50, sorted(allowed))
     assert len(got) == len(allowed) == 20
@@ -141,7 +142,7 @@ def test_hnsw_above_the_threshold_agrees_with_exact(notes_engine: Engine) -> Non
         hits += len(got & set(brute_force(vectors, q, 10)))
     assert hits / 200 >= 0.95
     # A filter on HNSW still returns every allowed chunk (falls back to exact when needed).
-    allowed = notes_engine.store.filtered_chunk_ids(build_filters(tags=["urgent"]))
+    allowed = notes_engine.store.filtered_chunk_ids(build_filters(Filter(tags=["urgent"])))
     assert len(index.search(query(5), 10, allowed)) == 6
 
 
@@ -454,7 +455,7 @@ def test_a_filter_letting_most_rows_through_gives_what_brute_force_does(
     index.sync()
     if hnsw:
         assert index.wait_for_hnsw(60)
-    allowed = notes_engine.store.filtered_chunk_ids(build_filters(paths=["home/**"]))
+    allowed = notes_engine.store.filtered_chunk_ids(build_filters(Filter(paths=["home/**"])))
     assert len(vectors) // 2 < len(allowed) < len(vectors)
     for seed in range(5):
         q = query(300 + seed)
@@ -475,7 +476,7 @@ def test_allowed_rows_are_kept_until_the_index_changes(
 
     allowed_rows = AllowedRows()  # one per opened index, as the engine keeps it
     store = notes_engine.store
-    filters = build_filters(paths=["work/**"])
+    filters = build_filters(Filter(paths=["work/**"]))
     first = allowed_rows(store, filters)
     assert first is not None and list(first) == sorted(store.filtered_chunk_ids(filters))
     assert allowed_rows(store, filters) is first  # kept: no scan of the chunk rows again

@@ -24,6 +24,8 @@ _EXPORTS = {
     "NotFound": "noteseek.engine",
     "SearchResponse": "noteseek.engine",
     "open_engine": "noteseek.engine",
+    "Filter": "noteseek.search.ask",
+    "SearchRequest": "noteseek.search.ask",
     "IndexReport": "noteseek.indexing.indexer",
     "Chunk": "noteseek.types",
     "Hit": "noteseek.types",
@@ -35,6 +37,7 @@ if TYPE_CHECKING:
     from noteseek.config import ConfigError, LoadedConfig, Settings, load_settings
     from noteseek.engine import Ambiguous, Engine, GetResult, NotFound, SearchResponse, open_engine
     from noteseek.indexing.indexer import IndexReport
+    from noteseek.search.ask import Filter, SearchRequest
     from noteseek.types import Chunk, Hit, Link, ParsedDocument
 
 
@@ -52,6 +55,7 @@ __all__ = [
     "Chunk",
     "ConfigError",
     "Engine",
+    "Filter",
     "GetResult",
     "Hit",
     "IndexReport",
@@ -59,6 +63,7 @@ __all__ = [
     "LoadedConfig",
     "NotFound",
     "ParsedDocument",
+    "SearchRequest",
     "SearchResponse",
     "Settings",
     "__version__",

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from noteseek.engine import Engine
+from noteseek.engine import Engine, Filter, SearchRequest
 from noteseek.operations import NO_LIMITS, Context, OperationError, execute, parse
 from tests.helpers import engine_for, project, run_cli, write
 from tests.test_serve import ServeProcess, serving_example_vault
@@ -133,7 +133,7 @@ def sections(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
     # Every section of a note in the results (no grouping by document): the most to rank.
     with engine_for(project(base, {"n": base / "n"}), **{"search.max_per_document": 0}) as opened:
         opened.index()
-        opened.search("warm up", mode="keyword")
+        opened.search(SearchRequest("warm up", mode="keyword"))
         yield opened
 
 
@@ -147,7 +147,7 @@ def sections(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
 )
 def test_a_long_query_costs_at_most_its_distinct_terms(sections: Engine, query: str) -> None:
     started = time.perf_counter()
-    response = sections.search(query, mode="keyword")
+    response = sections.search(SearchRequest(query, mode="keyword"))
     assert time.perf_counter() - started < 1.0
     distinct = len(set(query.split()))
     assert bool(response.warnings) == (distinct > 64), response.warnings
@@ -239,7 +239,7 @@ def test_a_note_of_100k_wikilinks_does_not_slow_every_search(tmp_path: Path, vau
     # A fresh engine builds the link graph (and its communities) as a new CLI process does.
     with engine_for(folder) as engine:
         started = time.perf_counter()
-        assert engine.search("redis ttl", mode="keyword").hits
+        assert engine.search(SearchRequest("redis ttl", mode="keyword")).hits
         assert time.perf_counter() - started < 3.0
         links = engine.links("everything.md")
         assert len(links["outgoing"]) == 2000  # search.max_links_per_document
@@ -262,8 +262,13 @@ def test_a_query_of_bytes_that_are_not_utf8_is_searched(tmp_path: Path) -> None:
         engine.index()
         # What Python makes of the bytes b"caf\xe9 kitten" on the command line.
         for mode in ("hybrid", "semantic", "keyword"):  # the tokenizer raised a TypeError
-            assert engine.search("caf\udce9 kitten", mode=mode).hits[0].path == "felines.md"
-        assert engine.search("redis", tags=["\udcff"]).hits == []  # SQLite could not bind it
+            assert (
+                engine.search(SearchRequest("caf\udce9 kitten", mode=mode)).hits[0].path
+                == "felines.md"
+            )
+        assert (
+            engine.search(SearchRequest("redis", filter=Filter(tags=["\udcff"]))).hits == []
+        )  # SQLite could not bind it
         # Over JSON doors the lone surrogate is refused, precisely, in any text parameter.
         for arguments in ({"query": "\udcff"}, {"query": "x", "tags": ["ok", "\udcff"]}):
             assert "lone surrogate" in refused(engine, "query_documents", **arguments)

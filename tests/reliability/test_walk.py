@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from noteseek.engine import NotFound
+from noteseek.engine import NotFound, SearchRequest
 from noteseek.engine.live import IndexService
 from noteseek.operations.admin import index_status
 from noteseek.operations.context import Context
@@ -218,7 +218,7 @@ def test_a_file_the_store_rejects_costs_only_that_file(
         assert report.added == 30 and report.skipped == 1
         why = reasons(report.problems)
         assert why[BAD_SHOWN].startswith("could not be stored")
-        hits = engine.search("zebra", top_k=100).hits
+        hits = engine.search(SearchRequest("zebra", top_k=100)).hits
         assert len(hits) == 30
         stored = reasons(engine.status()["problems"])
         assert stored[BAD_SHOWN].startswith("could not be stored")
@@ -294,7 +294,10 @@ def test_links_out_of_the_root_are_reported_and_never_read(escapes: Path) -> Non
             assert why[link].startswith("symbolic link leads outside the root"), link
         indexed = {f.path for f in engine.store.iter_files()}
         assert indexed == {"plain.md", "published/final.md"}
-        assert not engine.search(SECRET).hits and not engine.search("root").hits
+        assert (
+            not engine.search(SearchRequest(SECRET)).hits
+            and not engine.search(SearchRequest("root")).hits
+        )
         # The link inside the root works like any file.
         assert engine.get("published/final.md").text.startswith("# Final")
 
@@ -334,7 +337,7 @@ def test_text_indexed_from_outside_is_refused_at_read_time(escapes: Path) -> Non
     os.unlink(folder / "notes" / "slash")  # followed, it would walk the whole file system
     with engine_for(folder, **{"index.follow_symlinks_outside": True}) as engine:
         engine.index()
-        chunk = engine.search(SECRET).hits[0]
+        chunk = engine.search(SearchRequest(SECRET)).hits[0]
         assert chunk.path in {"secret.md", "folder/more.md"}
         assert engine.get("secret.md").text.startswith("# Secret")  # allowed on purpose
     with engine_for(folder) as engine:
@@ -347,7 +350,7 @@ def test_text_indexed_from_outside_is_refused_at_read_time(escapes: Path) -> Non
             engine.read_document("passwd.md")
         # The next run drops them.
         engine.index()
-        assert not engine.search(SECRET).hits
+        assert not engine.search(SearchRequest(SECRET)).hits
 
 
 # -- 3. loops, duplicates and bounds ------------------------------------------------------------
@@ -386,7 +389,7 @@ def test_one_real_file_is_indexed_once_whatever_its_names(tmp_path: Path) -> Non
     folder = project(tmp_path, {"notes": notes})
     with engine_for(folder) as engine:
         report = engine.index()
-        assert [h.path for h in engine.search("zebra").hits] == ["zeta/hard.md"]
+        assert [h.path for h in engine.search(SearchRequest("zebra")).hits] == ["zeta/hard.md"]
         why = reasons(report.problems)
         assert why["alias.md"] == "duplicate (the same file as zeta/hard.md, indexed there)"
         assert why["zeta/another.md"] == why["alias.md"]

@@ -8,6 +8,7 @@ from typing import Literal
 from pydantic import Field, field_validator
 
 from noteseek.config.base import Section
+from noteseek.config.search import MAX_EXPAND_CHARS
 
 
 class MemorySettings(Section):
@@ -53,7 +54,7 @@ class MemorySettings(Section):
     expand_chars: int = Field(
         default=900,
         ge=0,
-        le=8_000,
+        le=MAX_EXPAND_CHARS,
         description="Memory search returns each match grown to about this many characters "
         "around it (its neighbouring entries), so a short chunk still reads in context.",
     )

@@ -79,7 +79,13 @@ class RerankSettings(Section):
         "(ms-marco-MiniLM-L-12-v2). Off by default: see docs/evaluation.md for its effect "
         "and docs/benchmarks.md for its cost.",
     )
-    top_n: int = Field(default=20, ge=1, le=100, description="Results re-ranked per query.")
+    depth: int = Field(
+        default=20,
+        ge=1,
+        le=100,
+        description="How many of the best fused results are re-ranked per query; the rest "
+        "keep their order below them.",
+    )
     max_tokens: int = Field(
         default=256, ge=32, le=512, description="Query plus section, truncated to this."
     )

@@ -29,8 +29,28 @@ class ColumnWeights(Section):
     code: float = Field(default=1.0, ge=0, description="The chunk's code blocks.")
 
 
+MAX_EXPAND_CHARS = 8_000
+"""Largest expansion of one result, for every kind (``search.expand_chars``,
+``memory.expand_chars``)."""
+
+
 class SearchSettings(Section):
-    top_k: int = Field(default=10, ge=1, le=1000, description="Results returned by default.")
+    top_k: int = Field(
+        default=10,
+        ge=1,
+        le=1000,
+        description="Results returned when a search does not say (--top-k, top_k); a search may "
+        "ask for 1 to 1000 on every door (an agent's answer carries at most 40,000 characters of "
+        "text: past that, results keep their snippets).",
+    )
+    expand_chars: int = Field(
+        default=0,
+        ge=0,
+        le=MAX_EXPAND_CHARS,
+        description="Each document result grows to its whole section, then its neighbours, "
+        "within this many characters when a search does not say (expand_chars); 0 = the "
+        "section's chunk alone. A kind may set its own (memory.expand_chars).",
+    )
     weights: ColumnWeights = Field(
         default_factory=ColumnWeights, description="BM25 weight of each indexed field."
     )

@@ -36,12 +36,22 @@ from noteseek.engine.searching import Searching
 from noteseek.engine.state import IndexState
 from noteseek.engine.status import status
 from noteseek.engine.values import IndexValues
+from noteseek.search.ask import Filter, SearchRequest
 from noteseek.store.base import Store
 
 if TYPE_CHECKING:
     from noteseek.engine.live import IndexService
 
-__all__ = ["Ambiguous", "Engine", "GetResult", "NotFound", "SearchResponse", "open_engine"]
+__all__ = [
+    "Ambiguous",
+    "Engine",
+    "Filter",
+    "GetResult",
+    "NotFound",
+    "SearchRequest",
+    "SearchResponse",
+    "open_engine",
+]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -138,7 +148,6 @@ class Engine:
     # -- searching (searching.py) ----------------------------------------------------------
 
     search = _Delegate("_searching", Searching.search)
-    search_with_hypothesis = _Delegate("_searching", Searching.search_with_hypothesis)
     embed_query = _Delegate("_searching", Searching.embed_query)
     embed_hypothesis = _Delegate("_searching", Searching.embed_hypothesis)
 

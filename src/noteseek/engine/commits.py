@@ -14,18 +14,19 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from noteseek.config.ranges import TOP_K
 from noteseek.engine.derived import Derived
 from noteseek.engine.searching import Searching
 from noteseek.engine.state import IndexState
 from noteseek.globs import any_match
-from noteseek.search.filters import FilterError
+from noteseek.search.ask import SearchRequest
 from noteseek.search.query import parse_query
 from noteseek.search.snippet import make_snippet
-from noteseek.sources.git import GIT_KIND
+from noteseek.sources.git import COMMITS_SCOPE, GIT_KIND
 from noteseek.sources.git.roots import enclosing_repository
 from noteseek.store.base import FileRow
 from noteseek.types import Hit
@@ -138,48 +139,30 @@ class Commits:
         self.searching = searching
         self._last = Derived("last-change", self._build_last_changes, state.token)
 
-    def search_commits(
-        self,
-        query: str,
-        *,
-        top_n: int = 10,
-        mode: str | None = None,
-        min_score: float = 0.0,
-        file_pattern: str | Sequence[str] = (),
-        author: str | Sequence[str] = (),
-        after: str | float | None = None,
-        before: str | float | None = None,
-        repositories: Iterable[str] = (),
-        include_diff: bool = False,
-        explain: bool = False,
-    ) -> CommitSearch:
-        """The commits that answer ``query``, best first, one result per commit.
+    def search_commits(self, request: SearchRequest, *, include_diff: bool = False) -> CommitSearch:
+        """The commits that answer ``request``, best first, one result per commit.
 
-        Filters apply inside retrieval: ``file_pattern`` (globs over the files a commit
-        changed), ``author`` (part of the author's name or email), ``after``/``before``
-        (dates, or ages such as ``30d``), ``repositories`` (git root names). Each commit comes
-        with the changed file whose hunk matched best and, with ``include_diff``, that hunk.
+        The request's filter applies inside retrieval: ``changed`` (globs over the files a
+        commit changed), ``authors`` (part of the author's name or email), ``after``/``before``
+        (dates, or ages such as ``30d``), ``roots`` (git root names). Each commit comes with
+        the changed file whose hunk matched best and, with ``include_diff``, that hunk. Its
+        ``source`` is the commits scope whatever the request says.
         """
         started = time.perf_counter()
-        if not 1 <= top_n <= 100:
-            raise FilterError(f"top_n must be between 1 and 100, got {top_n}")
-        patterns = [file_pattern] if isinstance(file_pattern, str) else list(file_pattern)
-        authors = [author] if isinstance(author, str) else list(author)
-        response = self.searching.search(
-            query,
-            top_k=min(1000, top_n * FETCH_PER_COMMIT),
-            mode=mode,
-            roots=repositories,
-            after=after,
-            before=before,
-            min_score=min_score,
-            with_text=True,
-            # Snippets for the sections shown only (one per commit), made below.
-            snippets=False,
-            explain=explain,
-            source="commits",
-            authors=authors,
-            changed=patterns,
+        top_k = request.top_k or self.state.settings.search.top_k
+        TOP_K.check(top_k)
+        changed = request.filter.changed
+        patterns = [changed] if isinstance(changed, str) else list(changed)
+        response = self.searching.ranked(
+            replace(
+                request,
+                source=COMMITS_SCOPE,
+                with_text=True,
+                # Snippets for the sections shown only (one per commit), made below.
+                snippets=False,
+                compressed=False,
+            ),
+            top_k * FETCH_PER_COMMIT,
         )
         warnings = list(response.warnings)
         if self.state.index_exists and GIT_KIND not in self.state.store.root_kinds().values():
@@ -190,10 +173,10 @@ class Commits:
         grouped: dict[str, list[Hit]] = {}
         for hit in response.hits:
             grouped.setdefault(hit.doc_id, []).append(hit)
-        snippet = self._change_snippet(query)
+        snippet = self._change_snippet(response.query)
         commits: list[CommitHit] = []
         for doc_id, hits in grouped.items():
-            if len(commits) == top_n:
+            if len(commits) == top_k:
                 break
             row = self._row(hits[0])
             if row is None:

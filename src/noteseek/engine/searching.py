@@ -9,28 +9,35 @@ vocabulary) and shapes the pipeline's result into a :class:`SearchResponse`.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
 from typing import Any
 
 from noteseek import deadline
 from noteseek.analysis import unicode_text
+from noteseek.config.ranges import EXPAND_CHARS, SCORE, SIMILARITY, TOP_K
 from noteseek.embed.base import EmbeddingError
 from noteseek.engine.results import SearchResponse
 from noteseek.engine.state import KEYWORD_ONLY_NOTE, IndexState
 from noteseek.indexing.embedding import MODEL_META_KEY
 from noteseek.search import pipeline
 from noteseek.search.allowed import AllowedRows
+from noteseek.search.ask import SearchRequest
 from noteseek.search.compress import compress
 from noteseek.search.concepts import ConceptVocabulary
 from noteseek.search.filters import build_filters, kinds_for
 from noteseek.search.relevance import model_floor
-from noteseek.search.request import MODES, Mode, SearchRequest, SearchResources, VectorLane
+from noteseek.search.request import (
+    MODES,
+    Mode,
+    PipelineRequest,
+    SearchResources,
+    VectorLane,
+)
 from noteseek.sources.registry import ensure_known, kinds_in_scope, shared_profile, spec_of
-from noteseek.sources.spec import DOCS_SCOPE, Profile
+from noteseek.sources.spec import Profile
 
 
 class Searching:
-    """``search`` and its HyDE variant over one opened index."""
+    """``search`` over one opened index."""
 
     def __init__(self, state: IndexState) -> None:
         self.state = state
@@ -39,94 +46,48 @@ class Searching:
         self._allowed = AllowedRows()
         self._profiles: dict[str, Profile] = {}
 
-    def search(
-        self,
-        query: str,
-        *,
-        top_k: int | None = None,
-        paths: Iterable[str] = (),
-        tags: Iterable[str] = (),
-        roots: Iterable[str] = (),
-        after: str | float | None = None,
-        before: str | float | None = None,
-        where: Iterable[str] = (),
-        mode: str | None = None,
-        explain: bool = False,
-        with_text: bool = False,
-        snippets: bool = True,
-        exclude_paths: Iterable[str] = (),
-        min_score: float = 0.0,
-        compressed: bool = False,
-        similarity_threshold: float = 0.85,
-        hypothesis: bool = False,
-        expand_chars: int | None = None,
-        source: str = DOCS_SCOPE,
-        doc_ids: Iterable[str] | None = None,
-        authors: Iterable[str] = (),
-        changed: Iterable[str] = (),
-    ) -> SearchResponse:
-        """Ranked sections for ``query``. Raises ValueError subclasses for bad arguments.
+    def search(self, request: SearchRequest) -> SearchResponse:
+        """Ranked sections for ``request`` (see :class:`SearchRequest`). Raises ValueError
+        subclasses naming a bad argument (bounds: ``config/ranges.py``).
 
-        ``mode``: ``hybrid`` (keyword and semantic lanes fused), ``keyword`` or ``semantic``;
-        default ``search.mode``. Hybrid without vectors (embeddings off, or not built yet)
-        returns keyword results with a warning saying so. ``min_score`` drops results below
-        it; ``compressed`` also removes near-duplicate sections (``similarity_threshold``) and
-        reports the tokens saved (``search/compress.py``). ``expand_chars``: each result's
-        text grows to its whole section, then its neighbours, within that many characters
-        (``search/expand.py``); None: as the scope's profile says. ``hypothesis``: the query is a
-        hypothetical answer, embedded as a document would be (HyDE); see
-        :meth:`search_with_hypothesis`. ``source``: the scope searched (``docs``, ``memory``,
-        ``commits``, ``all``: the kinds' specs say which roots each holds); a search of one
-        kind's documents ranks by that kind's profile (``sources/spec.py``), whichever door
-        it came through. ``doc_ids``: only these
-        documents. ``authors`` (any is part of the author's name or email) and ``changed``
-        (globs over the files changed) filter commits.
+        Hybrid without vectors (embeddings off, or not built yet) returns keyword results with
+        a warning saying so. A search of one kind's documents ranks by that kind's profile
+        (``sources/spec.py``), whichever door it came through.
         """
+        if request.top_k is not None:
+            TOP_K.check(request.top_k)
+        return self.ranked(request, request.top_k or self.settings.search.top_k)
+
+    def ranked(self, request: SearchRequest, k: int) -> SearchResponse:
+        """:meth:`search` for ``k`` results, any number (commit search asks for several
+        sections per commit)."""
         started = time.perf_counter()
-        query = unicode_text(query)  # bytes that were not UTF-8 would crash the tokenizer
-        chosen = mode or self.settings.search.mode
+        query = unicode_text(request.query)  # bytes that were not UTF-8 crash the tokenizer
+        chosen = request.mode or self._default_mode(request.hypothesis)
         if chosen not in MODES:
             raise ValueError(f"mode must be one of {', '.join(MODES)}, got {chosen!r}")
-        k = top_k or self.settings.search.top_k
-        if k < 1 or k > 1000:
-            raise ValueError(f"top_k must be between 1 and 1000, got {k}")
-        for name, value in (
-            ("min_score", min_score),
-            ("similarity_threshold", similarity_threshold),
-        ):
-            if not 0.0 <= value <= 1.0:
-                raise ValueError(f"{name} must be between 0 and 1, got {value}")
+        SCORE.check(request.min_score)
+        SIMILARITY.check(request.similarity_threshold)
         # The kinds the index holds (one small query): a configured root not indexed yet has
         # no documents to keep apart, and a kind without roots does not count.
         kind_of = self.state.store.root_kinds() if self.state.index_exists else {}
         ensure_known(kind_of.values())
-        wanted = kinds_in_scope(source)
+        wanted = kinds_in_scope(request.source)
         held = [k for k in wanted if k in kind_of.values()] or wanted
         profile = shared_profile(self._profile(k) for k in held)
+        expand_chars = request.expand_chars
         by_root: dict[str, int] = {}
         if expand_chars is None:
             # A search that mixes kinds (``all``) grows each root's results as its kind says.
-            expand_chars = profile.expand_chars
+            expand_chars = self._expansion(profile)
             by_root = {
                 root: chars
                 for root, kind in kind_of.items()
-                if kind in wanted and (chars := self._profile(kind).expand_chars) != expand_chars
+                if kind in wanted
+                and (chars := self._expansion(self._profile(kind))) != expand_chars
             }
-        if not 0 <= expand_chars <= 100_000:
-            raise ValueError(f"expand_chars must be between 0 and 100000, got {expand_chars}")
-        filters = build_filters(
-            paths=paths,
-            tags=tags,
-            roots=roots,
-            after=after,
-            before=before,
-            where=where,
-            exclude_paths=exclude_paths,
-            kinds=kinds_for(wanted, kind_of.values()),
-            doc_ids=doc_ids,
-            authors=authors,
-            changed=changed,
-        )
+        EXPAND_CHARS.check(expand_chars)
+        filters = build_filters(request.filter, kinds_for(wanted, kind_of.values()))
         warnings: list[str] = []
         if not self.state.index_exists:
             return SearchResponse(query, [], 0.0, 0, ["the index is empty: run noteseek index"])
@@ -137,26 +98,24 @@ class Searching:
                 raise ValueError(
                     f"unknown root {unknown[0]!r}; indexed roots: {', '.join(indexed)}"
                 )
-        request = SearchRequest(
+        resolved = PipelineRequest(
             query,
             k,
             chosen,
             filters,
-            explain=explain,
-            with_text=with_text or compressed,
-            snippets=snippets,
-            min_score=min_score,
-            compressed=compressed,
-            similarity_threshold=similarity_threshold,
-            hypothesis=hypothesis,
+            explain=request.explain,
+            with_text=request.with_text or request.compressed,
+            snippets=request.snippets,
             expand_chars=expand_chars,
             expand_by_root=by_root,
         )
-        resources = self._resources(request, warnings)
+        resources = self._resources(resolved, warnings, hypothesis=request.hypothesis)
         self._apply(profile, resources)
         with deadline.limit(self.settings.search.time_limit):
-            result = pipeline.run(request, resources)
-        hits = [h for h in result.hits if h.score >= min_score] if min_score else result.hits
+            result = pipeline.run(resolved, resources)
+        hits = result.hits
+        if request.min_score:
+            hits = [h for h in hits if h.score >= request.min_score]
         compression = None
         if request.compressed:
             hits, info = compress(
@@ -180,18 +139,36 @@ class Searching:
             max([expand_chars, *by_root.values()]),
         )
 
-    def _resources(self, request: SearchRequest, warnings: list[str]) -> SearchResources:
+    def _default_mode(self, hypothesis: bool) -> str:
+        """``search.mode``; for a hypothesis (HyDE) the vector lane is the point: hybrid with
+        ``search.hypothesis_keyword`` (as measured in docs/evaluation.md), else semantic
+        alone (also when embeddings are off: it says so rather than go keyword-only)."""
+        search = self.settings.search
+        if not hypothesis:
+            return search.mode
+        keyword = search.hypothesis_keyword and self.settings.embedding.enabled
+        return "hybrid" if keyword else "semantic"
+
+    def _expansion(self, profile: Profile) -> int:
+        """How far a kind's results grow when the search does not say."""
+        if profile.expand_chars is None:
+            return self.settings.search.expand_chars
+        return profile.expand_chars
+
+    def _resources(
+        self, request: PipelineRequest, warnings: list[str], *, hypothesis: bool
+    ) -> SearchResources:
         """What the pipeline needs from the opened index for ``request``: lanes and stages
         whose setting is off get nothing, so they do not run."""
         search = self.settings.search
-        lane = self._vector_lane(request.mode, warnings, hypothesis=request.hypothesis)
+        lane = self._vector_lane(request.mode, warnings, hypothesis=hypothesis)
         return SearchResources(
             self.state.store,
             self.state.values.analyzer(),
             search,
             lane,
             reranker=self._reranker(warnings),
-            rerank_top=self.settings.rerank.top_n,
+            rerank_top=self.settings.rerank.depth,
             recency_tiers=self._recency_tiers(),
             communities=self.state.values.file_communities()
             if search.community_boost != 1.0
@@ -219,21 +196,6 @@ class Searching:
         update = {k: v for k, v in update.items() if v is not None}
         if update:
             resources.settings = resources.settings.model_copy(update=update)
-
-    def search_with_hypothesis(
-        self, /, hypothesis: str, top_k: int | None = None, **filters: Any
-    ) -> SearchResponse:
-        """HyDE: search the vector lane with the embedding of a hypothetical answer.
-
-        The text is embedded as a document (no query instruction), since it is meant to look
-        like the section it should find. With ``search.hypothesis_keyword`` (the default, as
-        measured in docs/evaluation.md) the keyword lane runs on the hypothesis too and the two
-        are fused as in hybrid search; without it, only the vector lane answers.
-        """
-        mode: Mode = "hybrid" if self.settings.search.hypothesis_keyword else "semantic"
-        if mode == "hybrid" and not self.settings.embedding.enabled:
-            mode = "semantic"  # the vector lane is the point: say so rather than go keyword-only
-        return self.search(hypothesis, top_k=top_k, mode=mode, hypothesis=True, **filters)
 
     def embed_query(self, text: str) -> Any:
         return self.state.embedder().embed_query(text)

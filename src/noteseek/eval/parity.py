@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from noteseek.engine import SearchRequest
 from noteseek.eval.runner import eval_engine, ranked_documents, score_ranking
 
 KEYWORD_ONLY = {"embedding.enabled": False, "search.time_limit": 600, "search.recency": "off"}
@@ -60,7 +61,9 @@ def keyword_parity(
             runs: dict[str, list[str]] = {}
             started = time.perf_counter()
             for qid, text in list(dataset.queries.items())[:limit]:
-                hits = engine.search(text, top_k=10, snippets=False, mode="keyword").hits
+                hits = engine.search(
+                    SearchRequest(text, top_k=10, snippets=False, mode="keyword")
+                ).hits
                 runs[qid] = ranked_documents(hits, dataset)[:10]
             per_query[name] = (time.perf_counter() - started) / max(1, len(runs))
         finally:

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from noteseek.engine import Engine, open_engine
+from noteseek.engine import Engine, SearchRequest, open_engine
 from noteseek.eval.coverage import partial_index
 from noteseek.eval.datasets import Dataset, load_dataset, materialise_corpus
 from noteseek.eval.metrics import mrr_at_k, ndcg_at_k, percentile, recall_at_k
@@ -74,8 +74,8 @@ def evaluate(
 
     def default_search(text: str, k: int) -> list[Hit]:
         if mode == "hypothesis":
-            return engine.search_with_hypothesis(text, top_k=k, snippets=False).hits
-        return engine.search(text, top_k=k, snippets=False, mode=mode).hits
+            return engine.search(SearchRequest(text, hypothesis=True, top_k=k, snippets=False)).hits
+        return engine.search(SearchRequest(text, top_k=k, snippets=False, mode=mode)).hits
 
     run = search or default_search
     per_query: dict[str, dict[str, float]] = {}

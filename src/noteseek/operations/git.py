@@ -1,8 +1,9 @@
 """The git history operation: commits that answer a query, one result per commit.
 
 ``search_git_history`` takes the parameters agents know from mcp-markdown-ragdocs (query,
-top_n, min_score, file_pattern, author, after, before) plus the repository, the mode and
-``include_diff``; every filter is applied inside retrieval (see ``engine/commits.py``).
+top_n, min_score, file_pattern, author, after, before; ``top_n`` is an alias of ``top_k``)
+plus the repository, the mode and ``include_diff``; every filter is applied inside retrieval
+(see ``engine/commits.py``).
 """
 
 from __future__ import annotations
@@ -15,13 +16,15 @@ from noteseek.operations.context import Context
 from noteseek.operations.params import (
     MAX_QUERY_CHARS,
     Bool,
-    Float,
     Mode,
     Params,
-    TopN,
-    top_n_field,
+    Score,
+    TopK,
+    listed,
+    top_k_field,
 )
 from noteseek.operations.search import index_info
+from noteseek.search.ask import Filter, SearchRequest
 
 MAX_HUNK_CHARS = 4_000
 """Most hunk text one commit result carries (``include_diff``)."""
@@ -34,8 +37,8 @@ class SearchGitHistory(Params):
         description="What the change was about: its intent, words of its message or of the "
         "text it changed, a file name, an identifier.",
     )
-    top_n: TopN = top_n_field()
-    min_score: Float = Field(default=0.0, ge=0, le=1, description="Drop commits below this.")
+    top_k: TopK = top_k_field()
+    min_score: Score = Field(default=0.0, description="Drop commits below this.")
     file_pattern: str | list[str] | None = Field(
         default=None,
         description="Only commits that changed a file matching this glob (repository-relative, "
@@ -67,19 +70,21 @@ class SearchGitHistory(Params):
 
 
 def search_git_history(ctx: Context, p: SearchGitHistory) -> dict[str, Any]:
-    found = ctx.engine.search_commits(
+    request = SearchRequest(
         p.query,
-        top_n=p.top_n or ctx.engine.settings.search.top_k,
+        top_k=p.top_k,
         mode=p.mode,
         min_score=p.min_score,
-        file_pattern=_listed(p.file_pattern),
-        author=_listed(p.author),
-        after=p.after,
-        before=p.before,
-        repositories=_listed(p.repository),
-        include_diff=p.include_diff,
         explain=p.explain,
+        filter=Filter(
+            changed=listed(p.file_pattern),
+            authors=listed(p.author),
+            after=p.after,
+            before=p.before,
+            roots=listed(p.repository),
+        ),
     )
+    found = ctx.engine.search_commits(request, include_diff=p.include_diff)
     commits = []
     for hit in found.commits:
         item = hit.to_dict()
@@ -100,9 +105,3 @@ def search_git_history(ctx: Context, p: SearchGitHistory) -> dict[str, Any]:
         "commits": commits,
         "warnings": warnings,
     }
-
-
-def _listed(value: str | list[str] | None) -> list[str]:
-    if value is None:
-        return []
-    return [value] if isinstance(value, str) else list(value)

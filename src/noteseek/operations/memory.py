@@ -25,6 +25,8 @@ from noteseek.operations.memory_params import (
 )
 from noteseek.operations.params import NoParams
 from noteseek.operations.search import search_payload
+from noteseek.search.ask import Filter, SearchRequest
+from noteseek.sources.memory import MEMORY_SCOPE
 
 if TYPE_CHECKING:
     from noteseek.sources.memory.folder import MemoryFolder
@@ -114,25 +116,32 @@ def memory_stats(ctx: Context, _p: NoParams) -> dict[str, Any]:
 
 
 def search_memories(ctx: Context, p: SearchMemories) -> dict[str, Any]:
-    response = ctx.engine.search(
+    request = SearchRequest(
         p.query,
-        top_k=p.top_n,
+        top_k=p.top_k,
         mode=p.mode,
         with_text=True,
         explain=p.explain,
         expand_chars=p.expand_chars,
-        **memory_filters(ctx, p),
+        source=MEMORY_SCOPE,
+        filter=memory_filter(ctx, p),
     )
-    return search_payload(ctx, response)
+    return search_payload(ctx, ctx.engine.search(request))
 
 
 def search_linked_memories(ctx: Context, p: SearchLinkedMemories) -> dict[str, Any]:
     engine = ctx.engine
     node, links = engine.memory_links(p.target_document)
     linked = sorted({link.memory for link in links})
-    response = engine.search(
-        p.query, top_k=p.top_n, mode=p.mode, with_text=True, source="memory", doc_ids=linked
+    request = SearchRequest(
+        p.query,
+        top_k=p.top_k,
+        mode=p.mode,
+        with_text=True,
+        source=MEMORY_SCOPE,
+        filter=Filter(doc_ids=linked),
     )
+    response = engine.search(request)
     payload = search_payload(ctx, response)
     if not linked:
         payload["warnings"].append(f"no memory links to {p.target_document!r} yet")
@@ -148,9 +157,8 @@ def search_linked_memories(ctx: Context, p: SearchLinkedMemories) -> dict[str, A
 
 
 def flush_memories(ctx: Context, p: FlushMemories) -> dict[str, Any]:
-    filters = memory_filters(ctx, p)
     outcome = ctx.engine.flush_memories(
-        doc_ids=filters["doc_ids"],
+        doc_ids=memory_filter(ctx, p).doc_ids,
         tags=p.tags or (),
         max_chars=p.max_chars,
         dry_run=p.dry_run,
@@ -162,10 +170,10 @@ def flush_memories(ctx: Context, p: FlushMemories) -> dict[str, Any]:
 # -- shared ------------------------------------------------------------------------------------
 
 
-def memory_filters(ctx: Context, p: MemoryFilters) -> dict[str, Any]:
-    """The search arguments for memories that pass ``p``: tags and status pushed into
-    retrieval as they are; type and creation dates through the documents that pass (a daily
-    log is a journal created on its date, which no file spells out)."""
+def memory_filter(ctx: Context, p: MemoryFilters) -> Filter:
+    """What memories pass ``p``: tags and status pushed into retrieval as they are; type and
+    creation dates through the documents that pass (a daily log is a journal created on its
+    date, which no file spells out)."""
     where = {"active": ["status!=archived"], "archived": ["status=archived"], "all": []}
     after, before = created_range(p)
     doc_ids = None
@@ -173,12 +181,7 @@ def memory_filters(ctx: Context, p: MemoryFilters) -> dict[str, Any]:
         doc_ids = ctx.engine.memory_selection(
             type=p.type, created_after=after, created_before=before
         )
-    return {
-        "source": "memory",
-        "tags": p.tags or (),
-        "where": where[p.status],
-        "doc_ids": doc_ids,
-    }
+    return Filter(tags=p.tags or (), where=where[p.status], doc_ids=doc_ids)
 
 
 def created_range(p: MemoryFilters) -> tuple[dt.datetime | None, dt.datetime | None]:

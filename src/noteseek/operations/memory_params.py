@@ -15,8 +15,8 @@ from noteseek.operations.params import (
     Mode,
     NotNull,
     Params,
-    TopN,
-    top_n_field,
+    TopK,
+    top_k_field,
 )
 
 MAX_NAME_CHARS = 200
@@ -122,7 +122,7 @@ class ListMemories(MemoryFilters):
 
 class SearchMemories(MemoryFilters):
     query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS, description="What to look for.")
-    top_n: TopN = top_n_field()
+    top_k: TopK = top_k_field()
     mode: Mode = Field(default=None, description="hybrid (default), keyword or semantic.")
     explain: Bool = Field(
         default=False, description="Add each result's explanation (the recency factor shows)."
@@ -137,7 +137,7 @@ class SearchMemories(MemoryFilters):
 class SearchLinkedMemories(Params):
     query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS, description="What to look for.")
     target_document: DocumentPath
-    top_n: TopN = top_n_field()
+    top_k: TopK = top_k_field()
     mode: Mode = Field(default=None, description="hybrid (default), keyword or semantic.")
 
 

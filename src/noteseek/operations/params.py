@@ -2,9 +2,10 @@
 
 The CLI, MCP and HTTP validate with these models through :func:`parse_arguments`, so every
 door accepts and refuses exactly the same arguments with the same message. A default of
-``None`` means "the setting": ``top_n`` is ``search.top_k``, ``mode`` is ``search.mode``.
-Agents send what they are used to, so ``top_n`` also answers to ``k``, ``limit`` and
-``top_k``; an unknown name is refused with the list of valid ones (a silently ignored
+``None`` means "the setting": ``top_k`` is ``search.top_k``, ``mode`` is ``search.mode``, and
+the bounds are the settings fields' own (``config/ranges.py``), as the engine checks them.
+Agents send what they are used to, so ``top_k`` also answers to ``top_n``, ``k`` and
+``limit``; an unknown name is refused with the list of valid ones (a silently ignored
 parameter is a silently wrong answer).
 """
 
@@ -26,16 +27,14 @@ from pydantic import (
     WithJsonSchema,
 )
 
+from noteseek.config.ranges import EXPAND_CHARS, SCORE, SIMILARITY, TOP_K
 from noteseek.operations.errors import Invalid
+from noteseek.search.ask import Filter, SearchRequest
 from noteseek.sources.registry import kinds_in_scope, scopes
 from noteseek.sources.spec import DOCS_SCOPE
 
-MAX_TOP_N = 100
-"""Most results one search returns through any door (the library API allows more)."""
 MAX_QUERY_CHARS = 4_000
 MAX_HYPOTHESIS_CHARS = 8_000
-MAX_EXPAND_CHARS = 8_000
-"""Largest expansion per result; a result's text cap grows to it when asked for."""
 MAX_DOCUMENT_LINES = 2_000
 MAX_PATH_CHARS = 4_096
 MAX_PATH_BYTES = 4_095
@@ -147,26 +146,34 @@ DocumentPath = Annotated[
 
 # Unset means "the setting"; the schema shows the type an agent should send, not an anyOf
 # with null (which clients render as "integer or nothing" and some refuse to fill).
-TopN = Annotated[
+TopK = Annotated[
     Int | None,
     NotNull,
-    Field(ge=1, le=MAX_TOP_N),
-    WithJsonSchema({"type": "integer", "minimum": 1, "maximum": MAX_TOP_N}),
+    Field(ge=TOP_K.low, le=TOP_K.high),
+    WithJsonSchema({"type": "integer", **TOP_K.schema()}),
 ]
 Mode = Annotated[
     Literal["hybrid", "keyword", "semantic"] | None,
     NotNull,
     WithJsonSchema({"type": "string", "enum": ["hybrid", "keyword", "semantic"]}),
 ]
+Score = Annotated[float, _typed("a number"), Field(ge=SCORE.low, le=SCORE.high)]
 
 
-def top_n_field() -> Any:
+def top_k_field() -> Any:
     return Field(
         default=None,
-        validation_alias=AliasChoices("top_n", "k", "limit", "top_k"),
-        description=f"Number of results, 1-{MAX_TOP_N}; default search.top_k (10). "
-        "Aliases: k, limit, top_k.",
+        validation_alias=AliasChoices("top_k", "top_n", "k", "limit"),
+        description=f"Number of results, {TOP_K.low}-{TOP_K.high}; default search.top_k "
+        "(10). Aliases: top_n, k, limit.",
     )
+
+
+def listed(value: str | list[str] | None) -> list[str]:
+    """A parameter that takes one value or a list, as a list."""
+    if value is None:
+        return []
+    return [value] if isinstance(value, str) else list(value)
 
 
 class SearchFilters(Params):
@@ -195,28 +202,39 @@ class SearchFilters(Params):
         "history (search_git_history groups it by commit); all: everything.",
         json_schema_extra={"enum": list[JsonValue](scopes())},
     )
-    min_score: Float = Field(default=0.0, ge=0, le=1, description="Drop results below this.")
+    min_score: Score = Field(default=0.0, description="Drop results below this.")
     explain: Bool = Field(
         default=False,
         description="Add each result's explanation: every lane's rank and raw score, and what "
         "fusion and each later stage did to it.",
     )
 
-    def filter_arguments(self) -> dict[str, Any]:
+    def filter(self) -> Filter:
         """The filters as the engine's search takes them."""
-        roots = [self.root] if isinstance(self.root, str) else (self.root or [])
-        return {
-            "paths": self.paths or (),
-            "tags": self.tags or (),
-            "roots": roots,
-            "after": self.after,
-            "before": self.before,
-            "where": self.where or (),
-            "exclude_paths": self.excluded_files or (),
-            "source": self.source,
-            "min_score": self.min_score,
-            "explain": self.explain,
-        }
+        return Filter(
+            paths=self.paths or (),
+            tags=self.tags or (),
+            roots=listed(self.root),
+            after=self.after,
+            before=self.before,
+            where=self.where or (),
+            exclude_paths=self.excluded_files or (),
+        )
+
+    def request(self, query: str, **options: Any) -> SearchRequest:
+        """The engine's request: these filters, the scope, ``min_score``, ``explain``, and
+        the model's ``top_k``, ``mode`` and ``expand_chars`` where it has them."""
+        for name in ("top_k", "mode", "expand_chars"):
+            if name in type(self).model_fields:
+                options.setdefault(name, getattr(self, name))
+        return SearchRequest(
+            query,
+            filter=self.filter(),
+            source=self.source,
+            min_score=self.min_score,
+            explain=self.explain,
+            **options,
+        )
 
 
 _MODE = Field(
@@ -227,34 +245,34 @@ _MODE = Field(
 Expand = Annotated[
     Int | None,
     NotNull,
-    Field(ge=0, le=MAX_EXPAND_CHARS),
-    WithJsonSchema({"type": "integer", "minimum": 0, "maximum": MAX_EXPAND_CHARS}),
+    Field(ge=EXPAND_CHARS.low, le=EXPAND_CHARS.high),
+    WithJsonSchema({"type": "integer", **EXPAND_CHARS.schema()}),
 ]
 _EXPAND = Field(
     default=None,
     description="Grow each result to its whole section, then neighbouring sections, within "
-    f"this many characters (0-{MAX_EXPAND_CHARS}); use it to read around a hit without "
-    "another call. Default: as the searched kind ranks (0 for documents, "
-    "memory.expand_chars for memories).",
+    f"this many characters ({EXPAND_CHARS.low}-{EXPAND_CHARS.high}); use it to read around a "
+    "hit without another call. Default: as the searched kind ranks (search.expand_chars, 0, "
+    "for documents; memory.expand_chars, 900, for memories).",
 )
 
 
 class QueryDocuments(SearchFilters):
     query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS, description="What to look for.")
-    top_n: TopN = top_n_field()
+    top_k: TopK = top_k_field()
     mode: Mode = _MODE
     expand_chars: Expand = _EXPAND
 
 
 class QueryCompressed(SearchFilters):
     query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS, description="What to look for.")
-    top_n: TopN = top_n_field()
+    top_k: TopK = top_k_field()
     mode: Mode = _MODE
-    min_score: Float = Field(default=0.3, ge=0, le=1, description="Drop results below this.")
+    min_score: Score = Field(default=0.3, description="Drop results below this.")
     similarity_threshold: Float = Field(
         default=0.85,
-        ge=0,
-        le=1,
+        ge=SIMILARITY.low,
+        le=SIMILARITY.high,
         description="Drop a result whose text overlaps a better one at least this much.",
     )
 
@@ -265,7 +283,7 @@ class Hypothesis(SearchFilters):
         max_length=MAX_HYPOTHESIS_CHARS,
         description="A passage that would answer the question, written as the note would say it.",
     )
-    top_n: TopN = top_n_field()
+    top_k: TopK = top_k_field()
     expand_chars: Expand = _EXPAND
 
 

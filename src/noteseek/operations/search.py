@@ -19,38 +19,17 @@ MIN_CONTENT_CHARS = 200
 
 
 def query_documents(ctx: Context, p: QueryDocuments) -> dict[str, Any]:
-    response = ctx.engine.search(
-        p.query,
-        top_k=p.top_n,
-        mode=p.mode,
-        with_text=True,
-        expand_chars=p.expand_chars,
-        **p.filter_arguments(),
-    )
-    return search_payload(ctx, response)
+    return search_payload(ctx, ctx.engine.search(p.request(p.query, with_text=True)))
 
 
 def query_documents_compressed(ctx: Context, p: QueryCompressed) -> dict[str, Any]:
-    response = ctx.engine.search(
-        p.query,
-        top_k=p.top_n,
-        mode=p.mode,
-        compressed=True,
-        similarity_threshold=p.similarity_threshold,
-        **p.filter_arguments(),
-    )
-    return search_payload(ctx, response)
+    request = p.request(p.query, compressed=True, similarity_threshold=p.similarity_threshold)
+    return search_payload(ctx, ctx.engine.search(request))
 
 
 def search_with_hypothesis(ctx: Context, p: Hypothesis) -> dict[str, Any]:
-    response = ctx.engine.search_with_hypothesis(
-        p.hypothesis,
-        top_k=p.top_n,
-        with_text=True,
-        expand_chars=p.expand_chars,
-        **p.filter_arguments(),
-    )
-    return search_payload(ctx, response)
+    request = p.request(p.hypothesis, hypothesis=True, with_text=True)
+    return search_payload(ctx, ctx.engine.search(request))
 
 
 def index_info(ctx: Context) -> dict[str, Any]:

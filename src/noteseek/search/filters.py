@@ -1,4 +1,5 @@
-"""Turn user-facing filter arguments (dates, ``key=value``) into :class:`Filters`."""
+"""Compile a search's :class:`~noteseek.search.request.Filter` (dates, ``key=value``, glob
+patterns) into the store's :class:`~noteseek.types.Filters`."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from datetime import UTC, datetime, timedelta
 
 from noteseek.analysis import unicode_text
 from noteseek.globs import GlobError, check_patterns
+from noteseek.search.ask import Filter
 from noteseek.types import Filters
 
 _RELATIVE_RE = re.compile(r"^(\d+)\s*(h|d|w|m|y)$")
@@ -20,6 +22,7 @@ MAX_CONDITIONS = 64
 """Most tags, ``where`` conditions, roots or authors one search may filter on: each is a
 condition in the SQL statement, and SQLite refuses an expression over 1,000 deep."""
 _DAY = 86400.0
+NO_FILTER = Filter()
 
 
 class FilterError(ValueError):
@@ -121,6 +124,9 @@ def parse_where(items: Iterable[str]) -> list[tuple[str, str, str]]:
 
 
 def _texts(values: Iterable[str]) -> list[str]:
+    """The values as valid text; one string is one value (not its characters)."""
+    if isinstance(values, str):
+        values = [values]
     return [unicode_text(v) for v in values]
 
 
@@ -132,28 +138,23 @@ def _bounded(what: str, values: list[str]) -> list[str]:
     return values
 
 
-def build_filters(
-    *,
-    paths: Iterable[str] = (),
-    tags: Iterable[str] = (),
-    roots: Iterable[str] = (),
-    after: str | float | None = None,
-    before: str | float | None = None,
-    where: Iterable[str] = (),
-    exclude_paths: Iterable[str] = (),
-    kinds: Iterable[str] = (),
-    doc_ids: Iterable[str] | None = None,
-    authors: Iterable[str] = (),
-    changed: Iterable[str] = (),
-) -> Filters:
+def build_filters(asked: Filter = NO_FILTER, kinds: Iterable[str] = ()) -> Filters:
+    """``asked`` compiled for the store: dates read, patterns checked, text made valid.
+
+    ``kinds``: only roots of these source kinds (the search's scope). Raises
+    :class:`FilterError` naming a malformed value.
+    """
+
     def when(v: str | float | None) -> float | None:
         if v is None or v == "":
             return None
         return float(v) if isinstance(v, int | float) else parse_when(unicode_text(v))
 
     # Lone surrogates (bytes that were not UTF-8) cannot be bound to SQL: U+FFFD instead.
-    paths, tags, roots = map(_texts, (paths, tags, roots))
-    where, exclude_paths, authors, changed = map(_texts, (where, exclude_paths, authors, changed))
+    paths, tags, roots = map(_texts, (asked.paths, asked.tags, asked.roots))
+    where, exclude_paths = _texts(asked.where), _texts(asked.exclude_paths)
+    authors, changed = _texts(asked.authors), _texts(asked.changed)
+    doc_ids = [asked.doc_ids] if isinstance(asked.doc_ids, str) else asked.doc_ids
     path_patterns = [p for p in paths if p]
     excluded = [p.replace("\\", "/") for p in exclude_paths if p.strip()]
     changed_patterns = [p.replace("\\", "/") for p in changed if p.strip()]
@@ -166,8 +167,8 @@ def build_filters(
         paths=path_patterns,
         tags=_bounded("tags", [t.lstrip("#") for t in tags if t.strip("#")]),
         roots=_bounded("roots", [r for r in roots if r]),
-        after=when(after),
-        before=when(before),
+        after=when(asked.after),
+        before=when(asked.before),
         where=parse_where(_bounded("conditions", list(where))),
         exclude_paths=excluded,
         kinds=sorted(set(kinds)),

@@ -36,7 +36,7 @@ from noteseek.search.allowed import AllowedRows
 from noteseek.search.expand import Continued, Expansions
 from noteseek.search.fusion import Fused, rrf
 from noteseek.search.query import parse_bounded, semantic_text
-from noteseek.search.request import SearchRequest, SearchResources, VectorLane
+from noteseek.search.request import PipelineRequest, SearchResources, VectorLane
 from noteseek.search.rows import CandidateRows
 from noteseek.search.snippet import make_snippet
 from noteseek.search.stages import BOOSTS, Chosen, Diversify, Stage, StageContext, chosen
@@ -71,7 +71,7 @@ thread: ONNX Runtime and SQLite both release the GIL, so the lanes overlap (the 
 8 ms per query no longer adds to the keyword lane's time)."""
 
 
-def run(request: SearchRequest, resources: SearchResources) -> PipelineResult:
+def run(request: PipelineRequest, resources: SearchResources) -> PipelineResult:
     """Retrieve, fuse, run the post-fusion stages and build the hits for ``request``.
 
     The request's ``min_score`` and ``compressed`` are the caller's to apply to the hits.
@@ -130,7 +130,7 @@ class _Ranked:
 
 
 def _run(
-    request: SearchRequest,
+    request: PipelineRequest,
     resources: SearchResources,
     want: int,
     memo: keyword.KeywordMemo,

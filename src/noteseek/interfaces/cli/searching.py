@@ -41,7 +41,7 @@ def search(
         str | None, typer.Argument(help='Words, "phrases", -excluded, prefix*')
     ] = None,
     top_k: Annotated[
-        int | None, typer.Option("--top-k", "-k", help="Results, 1-100 (default search.top_k).")
+        int | None, typer.Option("--top-k", "-k", help="Results, 1-1000 (default search.top_k).")
     ] = None,
     path: Annotated[
         list[str] | None, typer.Option("--path", help="Path glob (repeatable).")
@@ -156,7 +156,7 @@ def search(
                 EXIT_USAGE,
             )
         commit_args: dict[str, Any] = {
-            "top_n": top_k,
+            "top_k": top_k,
             "repository": root,
             "after": after,
             "before": before,
@@ -179,7 +179,7 @@ def search(
         else "query_documents"
     )
     args: dict[str, Any] = {
-        "top_n": top_k,
+        "top_k": top_k,
         "paths": path,
         "excluded_files": exclude,
         "tags": tag,

@@ -11,7 +11,7 @@ from typing import Any, Protocol
 
 from noteseek.config import SearchSettings
 from noteseek.search.fusion import Fused, best_score
-from noteseek.search.request import SearchRequest, SearchResources
+from noteseek.search.request import PipelineRequest, SearchResources
 from noteseek.search.rows import CandidateRows
 
 
@@ -19,7 +19,7 @@ from noteseek.search.rows import CandidateRows
 class StageContext:
     """One query's state after fusion, shared by the stages."""
 
-    request: SearchRequest
+    request: PipelineRequest
     resources: SearchResources
     rows: CandidateRows
     """The candidates' chunk rows: one store lookup for every stage and the hits."""

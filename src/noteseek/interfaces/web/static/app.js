@@ -15,7 +15,7 @@
   const $ = (id) => document.getElementById(id);
   const TOKEN_KEY = "noteseek.token";
   const STATUS_EVERY_MS = 2000;
-  const TOP_N = 20;
+  const TOP_K = 20;
 
   const state = {
     results: [],
@@ -252,7 +252,7 @@
   });
 
   function queryBody(params) {
-    const body = { query: params.get("q"), top_n: TOP_N, explain: true };
+    const body = { query: params.get("q"), top_k: TOP_K, explain: true };
     const mode = params.get("mode");
     if (mode) body.mode = mode;
     const path = params.get("path");
@@ -267,7 +267,7 @@
 
   // Git history: the same filters, with the path filter read as the files a commit changed.
   function commitBody(params) {
-    const body = { query: params.get("q"), top_n: TOP_N, explain: true };
+    const body = { query: params.get("q"), top_k: TOP_K, explain: true };
     const mode = params.get("mode");
     if (mode) body.mode = mode;
     const path = params.get("path");
