@@ -35,7 +35,7 @@ CHILD = textwrap.dedent(
     from pathlib import Path
 
     import noteseek.indexing.outcomes as indexer
-    from noteseek.engine import open_engine
+    from noteseek.engine import SearchRequest, open_engine
 
     base_dir, big_name, needle = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
 
@@ -61,7 +61,7 @@ CHILD = textwrap.dedent(
     big = engine("big")
     report = big.index()
     seconds = time.process_time() - started
-    hits = big.search(needle, mode="keyword").hits
+    hits = big.search(SearchRequest(needle, mode="keyword")).hits
     print(json.dumps({
         "growth": prepared["peak"] - base,
         "index_growth": peak() - base,
