@@ -32,7 +32,7 @@ from noteseek.config.loading import (
     memory_folder,
     user_config_file,
 )
-from noteseek.config.memory import FlushSettings, MemorySettings
+from noteseek.config.memory import FlushSettings, HookSettings, MemorySettings
 from noteseek.config.milvus import MilvusSettings
 from noteseek.config.models import EmbeddingSettings, RerankSettings, VectorSettings
 from noteseek.config.search import ColumnWeights, SearchSettings
@@ -52,6 +52,7 @@ __all__ = [
     "EmbeddingSettings",
     "FlushSettings",
     "GitSettings",
+    "HookSettings",
     "IndexSettings",
     "Layer",
     "LoadedConfig",

@@ -111,3 +111,53 @@ class FlushSettings(Section):
     max_chars: int = Field(
         default=2_000, ge=200, le=50_000, description="Longest summary, in characters."
     )
+
+
+class HookSettings(Section):
+    """``[hooks]``: what ``noteseek hook`` gives a coding agent without its asking."""
+
+    prompt_results: int = Field(
+        default=3,
+        ge=0,
+        le=20,
+        description="Most memories shown with each prompt (hook prompt); 0 = none.",
+    )
+    prompt_chars: int = Field(
+        default=1_500,
+        ge=200,
+        le=20_000,
+        description="Characters of memory text shown with each prompt, all results together.",
+    )
+    min_terms: int = Field(
+        default=2,
+        ge=1,
+        le=10,
+        description="A memory is shown with a prompt only when it holds at least this many of "
+        "the prompt's content words (all of them when the prompt has fewer): the relevance "
+        "floor that keeps 'thanks, looks good' from pulling up noise.",
+    )
+    documents: bool = Field(
+        default=False,
+        description="Search the project's documents with each prompt too, not only memories.",
+    )
+    capture_chars: int = Field(
+        default=1_200,
+        ge=200,
+        le=20_000,
+        description="Longest session summary written to the daily log (hook stop, "
+        "session-end, pre-compact).",
+    )
+    time_limit: float = Field(
+        default=10.0,
+        gt=0,
+        le=600,
+        description="Seconds hook session-start and hook prompt may take before they give up "
+        "quietly: a hook never holds the agent up for longer.",
+    )
+    capture_time_limit: float = Field(
+        default=120.0,
+        gt=0,
+        le=3600,
+        description="Seconds summarising a session may take (hook stop, session-end, "
+        "pre-compact). It runs in a process of its own, so the agent does not wait for it.",
+    )

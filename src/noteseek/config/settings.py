@@ -14,7 +14,7 @@ from noteseek.config.indexing import (
     IndexSettings,
     RootConfig,
 )
-from noteseek.config.memory import FlushSettings, MemorySettings
+from noteseek.config.memory import FlushSettings, HookSettings, MemorySettings
 from noteseek.config.milvus import MilvusSettings
 from noteseek.config.models import EmbeddingSettings, RerankSettings, VectorSettings
 from noteseek.config.search import SearchSettings
@@ -76,6 +76,10 @@ class Settings(BaseSettings):
     flush: FlushSettings = Field(
         default_factory=FlushSettings,
         description="noteseek memory flush: compress memories into a summary in today's log.",
+    )
+    hooks: HookSettings = Field(
+        default_factory=HookSettings,
+        description="noteseek hook: memories recalled with each prompt, sessions captured.",
     )
     git: GitSettings = Field(
         default_factory=GitSettings,

@@ -24,8 +24,9 @@ from noteseek.engine.state import IndexState
 from noteseek.graph.links import placeholder
 from noteseek.sources.memory import MEMORY_KIND, writer
 from noteseek.sources.memory.folder import MemoryFolder, WriteResult
-from noteseek.sources.memory.format import memory_kind
+from noteseek.sources.memory.format import daily_name, memory_kind
 from noteseek.sources.memory.record import MemoryFields, fields_match, memory_fields
+from noteseek.sources.memory.sessions import SessionEntry, upsert
 from noteseek.store.base import FileRow
 
 if TYPE_CHECKING:  # the summarisers (numpy, httpx, the parsers) load with a flush
@@ -140,6 +141,26 @@ class Memories:
         """Append an entry to today's daily log and index it."""
         root, folder = self._target()
         result = folder.append(content, title=title)
+        return self._indexed(root, result, changed=result.created)
+
+    def record_session(self, entry: SessionEntry, *, when: dt.datetime | None = None) -> Written:
+        """Write a session's summary as its one entry of the daily log (``sources/memory/
+        sessions.py``): brought up to date where it already is (yesterday's log, for a
+        session that began there), else added to today's; and index it."""
+        root, folder = self._target()
+        now = when.astimezone() if when is not None else dt.datetime.now().astimezone()
+        yesterday, today = now.date() - dt.timedelta(days=1), now.date()
+
+        def there(old: str | None) -> str | None:
+            if old is None or f"\n{entry.marker}" not in old:
+                return None
+            return upsert(old, entry, f"# {yesterday.isoformat()}")
+
+        result = folder.edit_daily(yesterday, there)
+        if not result.created and not _has_session(folder, yesterday, entry):
+            result = folder.edit_daily(
+                today, lambda old: upsert(old, entry, f"# {today.isoformat()}")
+            )
         return self._indexed(root, result, changed=result.created)
 
     def update(self, name: str, **fields: Any) -> Written:
@@ -383,3 +404,12 @@ def _names(passages: Sequence[Passage]) -> list[str]:
 
 def _name(path: str) -> str:
     return path[:-3] if path.endswith(".md") else path
+
+
+def _has_session(folder: MemoryFolder, day: dt.date, entry: SessionEntry) -> bool:
+    """Whether the daily log of ``day`` holds the session's entry (unchanged by a write)."""
+    try:
+        text = (folder.path / f"{daily_name(day)}.md").read_text("utf-8", "replace")
+    except OSError:
+        return False
+    return f"\n{entry.marker}" in text

@@ -287,3 +287,16 @@ def _show_results(
         err.print(f"[yellow]note:[/] {escape(warning)}")
     if not result["results"]:
         raise typer.Exit(EXIT_NOT_FOUND)
+
+
+@app.command(
+    "hook",
+    context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+    add_help_option=False,
+)
+def hook(ctx: typer.Context) -> None:
+    """Agent hooks: session-start, prompt, stop, session-end, pre-compact (the hook's JSON
+    payload on stdin; see noteseek hook --help)."""
+    from noteseek.interfaces.cli.hook import run
+
+    raise typer.Exit(run(list(ctx.args)))

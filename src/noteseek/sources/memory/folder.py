@@ -16,11 +16,9 @@ import builtins
 import dataclasses
 import datetime as dt
 import os
-import secrets
-import stat
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,6 +26,7 @@ from typing import Any
 import filelock
 
 from noteseek.sources.memory import format as fmt
+from noteseek.sources.memory.durable import fsync_dir, make_dirs, write_atomic
 from noteseek.sources.memory.format import (
     MEMORY_STATUSES,
     MEMORY_TYPES,
@@ -156,20 +155,37 @@ class MemoryFolder:
         entry_text = fmt.clean_text("text", text, self.max_bytes)
         heading = fmt.clean_title(title)
         moment = fmt.local_time(when) if when is not None else self._now()
-        name = fmt.daily_name(moment.date())
         header = f"## {moment:%H:%M}" + (f" {heading}" if heading else "")
+
+        def add(old: str | None) -> str | None:
+            if old is not None and fmt.has_entry(old, entry_text):
+                return None
+            log = f"# {moment.date().isoformat()}\n" if old is None else old
+            log += "" if log.endswith("\n") or not log else "\n"
+            return log + f"\n{header}\n\n{entry_text}\n"
+
+        done = self.edit_daily(moment.date(), add)
+        if not done.created:
+            return dataclasses.replace(
+                done, message=f"{done.name} already has this entry; nothing written"
+            )
+        return dataclasses.replace(done, message=f"appended an entry to {done.name}")
+
+    def edit_daily(self, day: dt.date, edit: Callable[[str | None], str | None]) -> WriteResult:
+        """Read, change and write the daily log of ``day`` under the folder's lock: ``edit``
+        gets its text (None when there is no log yet) and returns the new text, or None to
+        leave it as it is. Bytes that are not UTF-8 come back as they were."""
+        name = fmt.daily_name(day)
         with self._writing() as base:
             apparent, real = self._resolve(base, name)
+            old = None
             if os.path.lexists(apparent):
-                old = self._read_file(real, name)[0]
-                if fmt.has_entry(old.decode("utf-8", "replace"), entry_text):
-                    message = f"{name} already has this entry; nothing written"
-                    return WriteResult(name, Path(apparent), False, None, message)
-                old += b"" if old.endswith(b"\n") or not old else b"\n"
-            else:
-                old = f"# {moment.date().isoformat()}\n".encode()
-            self._write(real, old + f"\n{header}\n\n{entry_text}\n".encode(), name)
-        return WriteResult(name, Path(apparent), True, None, f"appended an entry to {name}")
+                old = self._read_file(real, name)[0].decode("utf-8", "surrogateescape")
+            new = edit(old)
+            if new is None or new == old:
+                return WriteResult(name, Path(apparent), False, None, f"{name} is unchanged")
+            self._write(real, new.encode("utf-8", "surrogateescape"), name)
+        return WriteResult(name, Path(apparent), True, None, f"wrote {name}")
 
     def update(
         self,
@@ -373,7 +389,7 @@ class MemoryFolder:
     def _writing(self) -> Iterator[str]:
         """Hold the folder's lock (creating the folder first); yields its real path."""
         try:
-            _make_dirs(str(self.path))
+            make_dirs(str(self.path))
         except OSError as exc:
             raise MemoryFolderError(f"cannot create the memory folder: {_reason(exc)}") from exc
         try:
@@ -432,18 +448,18 @@ class MemoryFolder:
                 "flush the log into a summary"
             )
         try:
-            _write_atomic(path, data)
+            write_atomic(path, data)
         except OSError as exc:
             raise MemoryFolderError(f"could not write {name}: {_reason(exc)}") from exc
 
     def _move(self, source: str, target: str, name: str) -> None:
         try:
-            _make_dirs(os.path.dirname(target))
+            make_dirs(os.path.dirname(target))
             os.rename(source, target)
         except OSError as exc:
             raise MemoryFolderError(f"could not move {name}: {_reason(exc)}") from exc
-        _fsync_dir(os.path.dirname(source))
-        _fsync_dir(os.path.dirname(target))
+        fsync_dir(os.path.dirname(source))
+        fsync_dir(os.path.dirname(target))
 
     def _record(
         self, apparent: str, real: str, name: str, kind: MemoryKind, trashed: bool
@@ -529,59 +545,3 @@ def _mtime(st: os.stat_result) -> dt.datetime:
 
 def _reason(exc: BaseException) -> str:
     return (exc.strerror or str(exc)) if isinstance(exc, OSError) else str(exc)
-
-
-# -- files -------------------------------------------------------------------------------------
-
-
-def _write_atomic(path: str, data: bytes) -> None:
-    """Replace ``path`` by ``data`` so that readers see the old file or the new one, never a
-    part: a hidden temporary file in the same folder (removed on any error), fsync, rename,
-    fsync of the folder. An existing file's permissions are kept."""
-    folder = os.path.dirname(path)
-    _make_dirs(folder)
-    temp = os.path.join(folder, f".{os.path.basename(path)}.{secrets.token_hex(6)}.tmp")
-    try:
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-        with os.fdopen(fd, "wb") as fh:
-            with suppress(OSError):
-                os.fchmod(fh.fileno(), stat.S_IMODE(os.stat(path).st_mode))
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        with suppress(OSError):
-            os.unlink(temp)
-        raise
-    _fsync_dir(folder)
-
-
-def _make_dirs(path: str) -> None:
-    """Create ``path`` and its missing parents, each made durable in its parent."""
-    if os.path.isdir(path):
-        return
-    parent = os.path.dirname(path)
-    if parent and parent != path:
-        _make_dirs(parent)
-    try:
-        os.mkdir(path)
-    except FileExistsError:
-        if not os.path.isdir(path):
-            raise
-    else:
-        _fsync_dir(parent)
-
-
-def _fsync_dir(path: str) -> None:
-    """Make a folder's entries durable (a rename is not, until its folder is synced)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
