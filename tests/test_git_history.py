@@ -262,3 +262,45 @@ def test_a_real_history_is_indexed_by_worker_processes_and_searched(tmp_path: Pa
     )
     found = eng.search_commits(SearchRequest(subject, mode="keyword", top_k=10))
     assert sha in [c.hash for c in found.commits]
+
+
+def test_a_commit_listing_only_some_of_its_files_says_so(tmp_path: Path) -> None:
+    """N11 (issue 33): a commit adding 2,500 files lists the first 1,000
+    (``DiffBounds.max_listed_files``), and every door says the list was cut: the commit's
+    document, the JSON result (``files_changed``) and the CLI ("1,000 of 2,500 files shown").
+    Its line counts cover every file, listed or not."""
+    repo = Repo(tmp_path / "bulk")
+    repo.commit("Start", {"readme.md": "# Bulk\n"})
+    stream = [
+        "commit refs/heads/main",
+        "committer Ada Author <ada@example.org> 1700003600 +0000",
+        "data 24",
+        "Import 2,500 stub pages",
+        "from refs/heads/main^0",
+    ]
+    for i in range(2500):
+        body = f"stub {i}\n"
+        stream += [f"M 100644 inline pages/p{i:04}.md", f"data {len(body)}", body]
+    repo.git("fast-import", "--quiet", input=("\n".join(stream) + "\n").encode())
+    folder = tmp_path / "project"
+    folder.mkdir()
+    project(
+        folder,
+        {},
+        f'[embedding]\nenabled = false\n[roots.bulk]\npath = "{repo.path.as_posix()}"\n'
+        'kind = "git"\n',
+    )
+    assert json.loads(run_cli(["index", "--json"], folder).stdout)["problems"] == []
+
+    found = json.loads(
+        run_cli(["search", "--source", "commits", "--json", "stub pages"], folder).stdout
+    )
+    [bulk] = [c for c in found["commits"] if c["subject"] == "Import 2,500 stub pages"]
+    assert bulk["files_changed"] == 2500 and len(bulk["files"]) == 1000
+    assert bulk["insertions"] == 2500 and bulk["deletions"] == 0
+    shown = run_cli(["search", "--source", "commits", "stub pages"], folder).stdout
+    assert "1,000 of 2,500 files shown +2,500 -0" in shown
+    with engine_for(folder) as eng:
+        _, text = eng.read_document(bulk["doc_id"])
+    assert "- Files changed: 2,500 (+2,500 −0)" in text
+    assert "- 1,000 of 2,500 files shown: the other 1,500 are counted, not listed" in text

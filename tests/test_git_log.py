@@ -6,7 +6,8 @@ import os
 from pathlib import Path
 
 from noteseek.sources.git import cli as git_cli
-from noteseek.sources.git.log import Commit, DiffBounds, FileChange, read_commits
+from noteseek.sources.git.log import Commit, DiffBounds, FileChange
+from noteseek.sources.git.read import read_commits
 from noteseek.sources.git.render import render_commit
 from tests.git_repos import Repo, git, loose_object
 
@@ -152,9 +153,12 @@ def test_huge_diffs_are_bounded_and_the_bound_is_stated(tmp_path: Path) -> None:
     assert "Diff truncated: at most 300 lines per file, 1500 lines per commit" in text
     tight = read_one(repo.path, sha, DiffBounds(max_lines=320, max_files=3, max_listed_files=5))
     assert len(tight.files) == 5 and tight.files_omitted == 9
+    # The files left out are counted in the totals too (issue 33, N11).
+    assert tight.files_changed == c.files_changed == 14
+    assert tight.insertions == c.insertions == 5000 + 12 + 1 and tight.deletions == 0
     assert sum(1 for f in tight.files if f.hunks) == 3
     assert sum(h.count("\n") + 1 for f in tight.files for h in f.hunks) <= 320
-    assert "9 more files not shown" in render_commit(tight).text
+    assert "5 of 14 files shown" in render_commit(tight).text
 
 
 def test_shallow_clone_boundary_is_grafted(tmp_path: Path) -> None:

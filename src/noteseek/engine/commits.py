@@ -79,8 +79,13 @@ class CommitHit:
     start_line: int
     end_line: int
     files: list[str]
+    """The files the commit changed, as far as they are listed (see :attr:`files_changed`)."""
     insertions: int
     deletions: int
+    files_changed: int = 0
+    """How many files the commit changed: more than ``len(files)`` when a commit changing
+    many files lists only the first ones (``DiffBounds.max_listed_files``), which a door
+    must then say."""
     file: str | None = None
     """The changed file whose hunk matched best (None when only the message matched)."""
     hunk: str | None = None
@@ -113,6 +118,7 @@ class CommitHit:
             "files": list(self.files),
             "insertions": self.insertions,
             "deletions": self.deletions,
+            "files_changed": self.files_changed,
             "file": self.file,
             "hunk": self.hunk,
         }
@@ -329,7 +335,8 @@ def _commit_hit(
 ) -> CommitHit:
     fm = row.frontmatter
     files = [f for f in fm.get("files", []) if isinstance(f, str)]
-    changed = {c.get("path") for c in fm.get("changes", []) if isinstance(c, dict)}
+    changes = [c for c in fm.get("changes", []) if isinstance(c, dict)]
+    changed = {c.get("path") for c in changes}
     best = hits[0]
     file_hits = [h for h in hits if h.heading_path and h.heading_path[0] in changed]
     if patterns:
@@ -355,6 +362,7 @@ def _commit_hit(
         files=[c for c in files if c in changed] or files,
         insertions=int(fm.get("insertions", 0) or 0),
         deletions=int(fm.get("deletions", 0) or 0),
+        files_changed=len(changes) + int(fm.get("files_omitted", 0) or 0),
         file=file,
         hunk=(file_hit.text if include_diff and file_hit is not None else None),
         message=message,

@@ -157,7 +157,16 @@ def prepare_commit(
         frontmatter=commit_fields(commit),
         parser=PARSER,
     )
-    return Outcome(found, "prepared", record.content_hash, PreparedFile(record, indexed, []))
+    # A partial clone's commit whose blobs are absent is indexed by its message and files,
+    # and the problem list (status, the index report) says its diff is missing and why.
+    problems = [("warning", commit.diff_unread)] if commit.diff_unread else []
+    return Outcome(
+        found,
+        "prepared",
+        record.content_hash,
+        PreparedFile(record, indexed, []),
+        problems=problems,
+    )
 
 
 def commit_fields(commit: Commit) -> dict[str, object]:
@@ -180,8 +189,8 @@ def commit_fields(commit: Commit) -> dict[str, object]:
         "files": files,
         "changes": [_change_fields(c) for c in commit.files],
         "files_omitted": commit.files_omitted,
-        "insertions": sum(c.added for c in commit.files),
-        "deletions": sum(c.removed for c in commit.files),
+        "insertions": commit.insertions,
+        "deletions": commit.deletions,
         "diff_truncated": commit.diff_truncated,
         "grafted": commit.grafted,
     }

@@ -86,9 +86,16 @@ class CommitResult(BaseModel):
     chunk_id: str
     start_line: int = Field(description="Lines of the commit document the match spans.")
     end_line: int
-    files: list[str] = Field(description="The files the commit changed.")
-    insertions: int
-    deletions: int
+    files: list[str] = Field(
+        description="The files the commit changed: only the first ones when it changed "
+        "very many (files_changed says how many)."
+    )
+    insertions: int = Field(description="Lines added, over all the files it changed.")
+    deletions: int = Field(description="Lines removed, over all the files it changed.")
+    files_changed: int = Field(
+        description="How many files the commit changed; more than len(files) when the list "
+        "was cut (say so: '1,000 of 100,000 files shown')."
+    )
     file: str | None = Field(description="The changed file whose hunk matched best.")
     hunk: str | None = Field(description="That hunk's text (include_diff).")
     hunk_truncated: bool = False

@@ -274,7 +274,7 @@ def print_commits(commits: list[dict[str, Any]], explain: bool) -> None:
         out.print(
             f"[bold]{c['rank']:>2}. [yellow]{c['short_hash']}[/] {escape(c['date'][:10])} "
             f"{escape(c['subject'])}[/]  [dim]{escape(c['author'])} · {escape(c['root'])} · "
-            f"{len(c['files'])} files +{c['insertions']} -{c['deletions']} · "
+            f"{escape(_files_summary(c))} · "
             f"{c['score']:.3f}[/]"
         )
         if c.get("file"):
@@ -286,6 +286,17 @@ def print_commits(commits: list[dict[str, Any]], explain: bool) -> None:
                 out.print(f"    [{style}]{escape(line)}[/]" if style else f"    {escape(line)}")
         if explain and c.get("explain"):
             _print_explain(c["explain"])
+
+
+def _files_summary(c: dict[str, Any]) -> str:
+    """``3 files +10 -2``, or ``1,000 of 100,000 files shown +1,000 -0`` when the commit's
+    file list was cut."""
+    listed = len(c["files"])
+    total = max(int(c.get("files_changed") or 0), listed)
+    counts = f"+{c['insertions']:,} -{c['deletions']:,}"
+    if total > listed:
+        return f"{listed:,} of {total:,} files shown {counts}"
+    return f"{total:,} file{'' if total == 1 else 's'} {counts}"
 
 
 def _batch(ctx: Context, name: str, text_field: str, path: Path, args: dict[str, Any]) -> None:

@@ -2,15 +2,34 @@
 
 No libgit2 binding: the ``git`` executable is everywhere a repository is, understands every
 repository format it wrote (packs, worktrees, alternates, SHA-256, partial clones), and is
-the reference for what a repository holds. Every call goes through :func:`run` or
-:func:`stream`, which pin down what a user's configuration could otherwise change in the
-output noteseek parses (pager, colour, path quoting, external diff drivers, text conversion,
-signatures) and never let git prompt: a search engine in the background must not hang on a
-credential or a pager.
+the reference for what a repository holds. Every call goes through :func:`command` (used by
+:func:`run` and :func:`stream`), which pins down what a user's configuration could otherwise
+change in the output noteseek parses (pager, colour, path quoting, external diff drivers,
+text conversion, signatures) and never lets git prompt: a search engine in the background
+must not hang on a credential or a pager.
+
+A repository is data, not code: noteseek indexes repositories it finds in a notes folder
+(``[git] discover``), and a repository's own ``.git/config`` (or a ``.gitattributes`` it
+commits) can name programs for git to run. Every call is hardened against that here, in one
+place (docs/security.md lists each vector and the test that proves it closed):
+
+* no transport at all: ``GIT_ALLOW_PROTOCOL`` names no protocol (it overrides any
+  ``protocol.<name>.allow`` a repository sets, which ``-c protocol.allow=never`` alone does
+  not), every protocol is also refused by ``-c``, and ``GIT_NO_LAZY_FETCH=1`` stops a
+  partial clone from fetching a missing object (which would run ``remote.*.uploadpack``,
+  ``core.sshCommand``, a credential helper or an ``ext::`` command, and the fetch's hooks);
+  a missing blob is an error the log reader reports on its commit;
+* no hooks (``core.hooksPath=/dev/null``), no fsmonitor, no pager, no automatic gc or
+  maintenance, no credential helper or askpass program, no ssh command;
+* diff-producing commands get ``--no-ext-diff --no-textconv`` and logs ``--no-show-signature``
+  (no external diff, no textconv filter, no gpg) whoever calls them;
+* the environment is built from an allow-list (:data:`PASSED_VARIABLES`), not the caller's
+  environment: no ``GIT_SSH_COMMAND``, ``GIT_EXTERNAL_DIFF``, ``GIT_CONFIG_*``, ``GIT_DIR``
+  or ``GIT_EXEC_PATH`` reaches git.
 
 The user's own configuration is still read (not ``GIT_CONFIG_GLOBAL=/dev/null``): it is where
 ``safe.directory`` lets a user read a repository another account owns, and every setting that
-would change the output is overridden on the command line instead.
+would change the output or run a program is overridden on the command line instead.
 """
 
 from __future__ import annotations
@@ -20,7 +39,7 @@ import os
 import re
 import subprocess
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import IO
 
@@ -30,6 +49,14 @@ TIMEOUT = 30.0
 network filesystem that stalls must not stall an indexing run forever."""
 LONG_TIMEOUT = 600.0
 """Seconds a walk of the whole history (:func:`reachable`) may take."""
+
+PROTOCOLS = ("file", "git", "ssh", "http", "https", "ftp", "ftps", "ext", "fd")
+"""The transports git knows, each refused by name: a repository's ``protocol.<name>.allow``
+outranks ``protocol.allow``, so only a per-name override on the command line beats it."""
+
+NO_PROTOCOL = "none"
+"""``GIT_ALLOW_PROTOCOL``: a list naming no protocol, so git allows none, whatever any
+configuration says."""
 
 GLOBAL_OPTIONS: tuple[str, ...] = (
     "--no-pager",
@@ -43,22 +70,84 @@ GLOBAL_OPTIONS: tuple[str, ...] = (
     "diff.noprefix=false",
     "-c",
     "diff.mnemonicPrefix=false",
+    # Nothing the repository configures runs: no hook, no fsmonitor, no credential helper or
+    # askpass, no ssh command, no automatic gc or maintenance, no submodule recursion.
+    "-c",
+    "core.hooksPath=/dev/null",
+    "-c",
+    "core.fsmonitor=false",
+    "-c",
+    "core.askPass=",
+    "-c",
+    "credential.helper=",
+    "-c",
+    "core.sshCommand=",
+    "-c",
+    "gc.auto=0",
+    "-c",
+    "maintenance.auto=false",
+    "-c",
+    "submodule.recurse=false",
+    # No transport: a partial clone cannot fetch what it lacks (GIT_NO_LAZY_FETCH too).
+    "-c",
+    "protocol.allow=never",
+    *(arg for name in PROTOCOLS for arg in ("-c", f"protocol.{name}.allow=never")),
 )
 """Options before the subcommand of every call: output that is the same whatever the user's
-configuration says about pagers, colour, path quoting and diff prefixes."""
+configuration says about pagers, colour, path quoting and diff prefixes, and no program that
+a configuration names is ever run."""
 
-_LOCATING_VARIABLES = (
-    "GIT_DIR",
-    "GIT_WORK_TREE",
-    "GIT_INDEX_FILE",
-    "GIT_OBJECT_DIRECTORY",
-    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
-    "GIT_COMMON_DIR",
-    "GIT_NAMESPACE",
-    "GIT_PREFIX",
+DIFF_COMMANDS = frozenset({"log", "show", "whatchanged", "diff", "diff-tree", "diff-index"})
+"""Subcommands that may produce a diff: each gets :data:`DIFF_OPTIONS` after its name."""
+DIFF_OPTIONS = ("--no-ext-diff", "--no-textconv")
+"""No external diff program (``diff.external``, ``diff.<driver>.command``,
+``GIT_EXTERNAL_DIFF``) and no textconv filter (``diff.<driver>.textconv`` chosen by a
+committed ``.gitattributes``)."""
+LOG_COMMANDS = frozenset({"log", "show", "whatchanged"})
+"""Subcommands that may verify signatures (``gpg.program``): each gets
+``--no-show-signature``."""
+
+PASSED_VARIABLES = (
+    "PATH",
+    "HOME",
+    "XDG_CONFIG_HOME",
+    "TMPDIR",
+    "TMP",
+    "TEMP",
+    "SUDO_UID",
+    "SYSTEMROOT",
+    "WINDIR",
+    "COMSPEC",
+    "PATHEXT",
+    "USERPROFILE",
+    "HOMEDRIVE",
+    "HOMEPATH",
+    "APPDATA",
+    "LOCALAPPDATA",
 )
-"""Variables a git hook or a wrapper may have set, which would point every call at some other
-repository than the one asked for."""
+"""The caller's variables a git call sees: where git and the user's own configuration are
+(``safe.directory``), temporary folders, git's ownership check under sudo, and what Windows
+needs to start a process. Everything else is left out: ``GIT_DIR`` and friends would point a
+call at another repository, ``GIT_SSH_COMMAND``, ``GIT_EXTERNAL_DIFF``, ``GIT_EXEC_PATH`` or
+``GIT_CONFIG_*`` would make it run something, and ``LANG`` would translate its messages."""
+
+FIXED_VARIABLES: dict[str, str] = {
+    "LC_ALL": "C",
+    "LANGUAGE": "",
+    "GIT_NO_LAZY_FETCH": "1",
+    "GIT_ALLOW_PROTOCOL": NO_PROTOCOL,
+    "GIT_PROTOCOL_FROM_USER": "0",
+    "GIT_TERMINAL_PROMPT": "0",
+    "GIT_ASKPASS": "",
+    "SSH_ASKPASS": "",
+    "GIT_PAGER": "cat",
+    "PAGER": "cat",
+    "GIT_OPTIONAL_LOCKS": "0",
+    "GIT_FLUSH": "0",
+}
+"""Set on every call: messages in English (they are parsed and shown), no lazy fetch and no
+protocol, never a prompt (an empty ``GIT_ASKPASS`` also hides ``core.askPass``), no pager,
+and no lock taken to refresh the index of a repository a user is working in."""
 
 
 class GitError(Exception):
@@ -75,26 +164,22 @@ class GitMissing(GitError):
         )
 
 
-def git_env() -> dict[str, str]:
-    """The environment of every git call: the user's, minus what would redirect or block it."""
-    env = {k: v for k, v in os.environ.items() if k not in _LOCATING_VARIABLES}
-    env.update(
-        LC_ALL="C",
-        LANGUAGE="",
-        GIT_TERMINAL_PROMPT="0",
-        GIT_ASKPASS="",
-        SSH_ASKPASS="",
-        GIT_PAGER="cat",
-        PAGER="cat",
-        GIT_OPTIONAL_LOCKS="0",
-        GIT_FLUSH="0",
-    )
+def git_env(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment of every git call: :data:`PASSED_VARIABLES` of ``environ`` (the
+    process's environment by default) and :data:`FIXED_VARIABLES`."""
+    source = os.environ if environ is None else environ
+    env = {k: source[k] for k in PASSED_VARIABLES if k in source}
+    env.update(FIXED_VARIABLES)
     return env
 
 
 def command(repo: Path | str, args: Iterable[str]) -> list[str]:
-    """The full command line of ``git args`` in ``repo``."""
-    return [GIT, "-C", os.fspath(repo), *GLOBAL_OPTIONS, *args]
+    """The full command line of ``git args`` in ``repo``, hardened (see the module docstring)."""
+    argv = list(args)
+    if argv and argv[0] in DIFF_COMMANDS:
+        extra = [*DIFF_OPTIONS, *(["--no-show-signature"] if argv[0] in LOG_COMMANDS else [])]
+        argv[1:1] = [a for a in extra if a not in argv]
+    return [GIT, "-C", os.fspath(repo), *GLOBAL_OPTIONS, *argv]
 
 
 def error_line(stderr: bytes | str, fallback: str = "git failed") -> str:

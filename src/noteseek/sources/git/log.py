@@ -1,21 +1,19 @@
-"""Commits in bulk: one ``git log -p`` for a whole batch, parsed while it streams, bounded.
+"""What noteseek reads of ``git log``: the commit it describes, the arguments it is run with,
+and the parser that reads its output while it streams, bounded.
 
-Indexing a history of thousands of commits must not start a git process per commit (that
-alone costs more than the 300 commits/s the index aims for), and one commit's diff may be a
-generated file of millions of lines: lines past :class:`DiffBounds` are counted but never
-kept, so memory stays bounded whatever the history holds. A commit git cannot read (a corrupt
-or missing object) does not cost the batch: the good ones are still read, and the bad one is
-reported with git's reason (see :func:`read_commits`).
+One commit's diff may be a generated file of millions of lines: lines past
+:class:`DiffBounds` are counted but never kept, so memory stays bounded whatever the history
+holds. Running git over batches of commits, and what happens when one cannot be read, is
+:mod:`noteseek.sources.git.read`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import IO
 
-from noteseek.sources.git.cli import GitError, GitMissing, is_hash, shallow_commits, stream
+from noteseek.sources.git.paths import split_diff_paths, unquote
 
 READ_LIMIT = 1 << 16
 """Longest line read from git at once: a longer one (a minified file, a huge message line)
@@ -73,6 +71,10 @@ class Commit:
     body: str
     files: tuple[FileChange, ...] = ()
     files_omitted: int = 0
+    """Files the commit changed past :attr:`DiffBounds.max_listed_files`: counted, not listed."""
+    omitted_added: int = 0
+    """Lines added in the files left out of :attr:`files`."""
+    omitted_removed: int = 0
     diff_truncated: bool = False
     grafted: bool = False
     """A shallow clone's boundary: its parents are not in the clone, so its diff is against
@@ -82,6 +84,23 @@ class Commit:
     committer_offset: int = 0
     bounds: DiffBounds = field(default_factory=DiffBounds)
     """The bounds the diff was read with (a render states them when it was truncated)."""
+    diff_unread: str = ""
+    """Why the diff could not be read (a blob a partial clone lacks), when it could not: the
+    files are then listed with their status only, without line counts or hunks."""
+
+    @property
+    def files_changed(self) -> int:
+        """How many files the commit changed, listed or not."""
+        return len(self.files) + self.files_omitted
+
+    @property
+    def insertions(self) -> int:
+        """Lines added over all the files the commit changed, listed or not."""
+        return sum(f.added for f in self.files) + self.omitted_added
+
+    @property
+    def deletions(self) -> int:
+        return sum(f.removed for f in self.files) + self.omitted_removed
 
 
 _FIELDS = ("%H", "%P", "%an", "%ae", "%ad", "%cn", "%ce", "%cd", "%s", "%b")
@@ -113,111 +132,19 @@ LOG_ARGS: tuple[str, ...] = (
 )
 """Everything the parser relies on is pinned here, whatever the user's configuration says:
 first-parent diffs of merges, renames and copies found, submodules as ``Subproject commit``
-lines, messages re-encoded to UTF-8 from the encoding they declare, a/ and b/ prefixes."""
+lines, messages re-encoded to UTF-8 from the encoding they declare, a/ and b/ prefixes.
+(:func:`~noteseek.sources.git.cli.command` adds ``--no-ext-diff --no-textconv`` to every
+diff-producing call anyway.)"""
 
-
-def read_commits(
-    repo: Path | str, hashes: Iterable[str], bounds: DiffBounds | None = None
-) -> Iterator[tuple[str, Commit | str]]:
-    """Read ``hashes`` (full commit hashes) with one git process; yield (hash, Commit), or
-    (hash, reason) for each that cannot be read.
-
-    When git fails part way (a corrupt or missing object), the commits already read are kept,
-    the one it was on is tried alone, and the rest are read again; a failure before any output
-    (git checks every named object first) splits the batch in halves until the bad commits are
-    alone. Each good commit is yielded once; the order follows ``hashes`` except around retries.
-    Raises GitMissing only when git itself cannot run.
-    """
-    bounds = bounds or DiffBounds()
-    wanted: list[str] = []
-    seen: set[str] = set()
-    for sha in hashes:
-        if sha in seen:
-            continue
-        seen.add(sha)
-        if is_hash(sha):
-            wanted.append(sha)
-        else:
-            yield sha, "not a full commit hash"
-    if not wanted:
-        return
-    try:
-        shallow = shallow_commits(repo)
-    except GitMissing:
-        raise
-    except GitError as exc:
-        for sha in wanted:
-            yield sha, str(exc)
-        return
-    work = [wanted]
-    while work:
-        batch = work.pop()
-        outcome = _Outcome()
-        try:
-            yield from _read_batch(repo, batch, bounds, shallow, outcome)
-        except GitMissing:
-            raise
-        except GitError as exc:
-            # git could not even start in this repository: no commit of it can be read.
-            for sha in (s for b in [batch, *work] for s in b if s not in outcome.done):
-                yield sha, str(exc)
-            return
-        if outcome.code == 0:
-            for sha in batch:
-                if sha not in outcome.done:
-                    yield sha, "not a commit of this repository"
-            continue
-        rest = [sha for sha in batch if sha not in outcome.done]
-        if len(rest) == 1:
-            yield rest[0], outcome.reason
-        elif outcome.suspect is not None and outcome.suspect in rest:
-            work.append([sha for sha in rest if sha != outcome.suspect])
-            work.append([outcome.suspect])
-        elif rest:
-            half = len(rest) // 2
-            work.extend([rest[half:], rest[:half]])
-
-
-@dataclass(slots=True)
-class _Outcome:
-    """How one git process over a batch ended."""
-
-    code: int = 0
-    reason: str = ""
-    done: set[str] = field(default_factory=set)
-    suspect: str | None = None
-    """The commit git was printing when it failed: it is only trusted when read alone."""
-
-
-def _read_batch(
-    repo: Path | str,
-    batch: list[str],
-    bounds: DiffBounds,
-    shallow: frozenset[str],
-    outcome: _Outcome,
-) -> Iterator[tuple[str, Commit]]:
-    """One git process over ``batch``; what happened is left in ``outcome``."""
-    wanted = set(batch)
-    stdin = "".join(f"{sha}\n" for sha in batch).encode("ascii")
-    with stream(repo, LOG_ARGS, stdin=stdin) as proc:
-        pending: Commit | None = None
-        for commit in parse_log(proc.stdout, bounds, shallow):
-            if commit.hash not in wanted:
-                continue
-            if pending is not None:
-                outcome.done.add(pending.hash)
-                yield pending.hash, pending
-            pending = commit
-        outcome.code, outcome.reason = proc.finish()
-    if pending is None:
-        return
-    if outcome.code == 0:
-        outcome.done.add(pending.hash)
-        yield pending.hash, pending
-    else:
-        # Its diff may have been cut off by the failure.
-        outcome.suspect = pending.hash
-
+_DIFF_ONLY = frozenset({"--patch", "--find-renames", "--find-copies", "--submodule=short"})
+RAW_ARGS: tuple[str, ...] = (
+    *(a for a in LOG_ARGS if a not in _DIFF_ONLY),
+    "--raw",
+    "--no-renames",
+    "--no-abbrev",
+)
+"""The same log without blob contents: each changed file as a ``--raw`` line (status and
+path, from the trees alone). Renames and copies are not looked for: finding them reads blobs."""
 
 # -- parsing ----------------------------------------------------------------------------------
 
@@ -229,6 +156,7 @@ class _File:
         "added",
         "binary",
         "hunks",
+        "listed",
         "new_path",
         "old_mode",
         "old_path",
@@ -250,6 +178,8 @@ class _File:
         self.room = room
         """Hunk lines this file may still keep."""
         self.truncated = False
+        self.listed = True
+        """False past :attr:`DiffBounds.max_listed_files`: only its line counts are kept."""
 
     def kept(self) -> int:
         return sum(len(h) for h in self.hunks)
@@ -271,12 +201,14 @@ class _File:
 
 
 class _CommitBuilder:
-    __slots__ = ("files", "header", "omitted", "room")
+    __slots__ = ("files", "header", "omitted", "omitted_added", "omitted_removed", "room")
 
     def __init__(self, header: bytes, bounds: DiffBounds) -> None:
         self.header = header
         self.files: list[_File] = []
         self.omitted = 0
+        self.omitted_added = 0
+        self.omitted_removed = 0
         self.room = bounds.max_lines
 
 
@@ -342,6 +274,8 @@ def parse_log(
             continue
         if line.startswith(b"diff --git "):
             file = _start_file(builder, file, line, bounds)
+        elif file is None and line.startswith(b":"):
+            _raw_file(builder, line, bounds)
         elif file is not None:
             if line.startswith(b"@@"):
                 hunk = _start_hunk(file, line)
@@ -378,7 +312,7 @@ def _start_file(
 ) -> _File:
     if previous is not None:
         _close_file(builder, previous)
-    old, new = _split_diff_paths(line[len(b"diff --git ") : -1])
+    old, new = split_diff_paths(line[len(b"diff --git ") : -1])
     count = len(builder.files) + builder.omitted
     room = min(bounds.max_lines_per_file, builder.room) if count < bounds.max_files else 0
     file = _File(old, new, room)
@@ -386,24 +320,43 @@ def _start_file(
         builder.files.append(file)
     else:
         builder.omitted += 1
+        file.listed = False
     return file
 
 
 def _close_file(builder: _CommitBuilder, file: _File) -> None:
     builder.room -= file.kept()
+    if not file.listed:
+        builder.omitted_added += file.added
+        builder.omitted_removed += file.removed
+
+
+_RAW_STATUS = {b"A": "added", b"D": "deleted", b"M": "modified", b"T": "type changed"}
+
+
+def _raw_file(builder: _CommitBuilder, line: bytes, bounds: DiffBounds) -> None:
+    """One ``--raw`` line (``:old-mode new-mode old new STATUS\tpath``) of :data:`RAW_ARGS`."""
+    meta, _, raw_path = line.rstrip(b"\n").partition(b"\t")
+    if len(builder.files) >= bounds.max_listed_files:
+        builder.omitted += 1
+        return
+    path = unquote(raw_path)
+    file = _File(path, path, 0)
+    file.status = _RAW_STATUS.get(meta.split()[-1][:1] if meta.split() else b"", "modified")
+    builder.files.append(file)
 
 
 def _file_header_line(file: _File, line: bytes) -> None:
     """The extended header lines between ``diff --git`` and the first hunk."""
     text = line.rstrip(b"\n")
     if text.startswith(b"rename from "):
-        file.status, file.old_path = "renamed", _unquote(text[12:])
+        file.status, file.old_path = "renamed", unquote(text[12:])
     elif text.startswith(b"rename to "):
-        file.status, file.new_path = "renamed", _unquote(text[10:])
+        file.status, file.new_path = "renamed", unquote(text[10:])
     elif text.startswith(b"copy from "):
-        file.status, file.old_path = "copied", _unquote(text[10:])
+        file.status, file.old_path = "copied", unquote(text[10:])
     elif text.startswith(b"copy to "):
-        file.status, file.new_path = "copied", _unquote(text[8:])
+        file.status, file.new_path = "copied", unquote(text[8:])
     elif text.startswith(b"new file mode"):
         file.status = "added"
     elif text.startswith(b"deleted file mode"):
@@ -415,11 +368,11 @@ def _file_header_line(file: _File, line: bytes) -> None:
         if file.old_mode[:-3] != text[9:-3]:
             file.status = "type changed"
     elif text.startswith(b"--- "):
-        path = _strip_prefix(_unquote(text[4:].rstrip(b"\t")), b"a/")
+        path = _strip_prefix(unquote(text[4:].rstrip(b"\t")), b"a/")
         if path is not None:
             file.old_path = path
     elif text.startswith(b"+++ "):
-        path = _strip_prefix(_unquote(text[4:].rstrip(b"\t")), b"b/")
+        path = _strip_prefix(unquote(text[4:].rstrip(b"\t")), b"b/")
         if path is not None:
             file.new_path = path
     elif text.startswith(b"Binary files ") or text == b"GIT binary patch":
@@ -456,6 +409,8 @@ def _freeze(
         body=body.strip("\n"),
         files=files,
         files_omitted=builder.omitted,
+        omitted_added=builder.omitted_added,
+        omitted_removed=builder.omitted_removed,
         diff_truncated=truncated,
         grafted=sha in shallow,
         author_offset=author_offset,
@@ -491,77 +446,3 @@ def _strip_prefix(path: bytes, prefix: bytes) -> bytes | None:
     if path.startswith(prefix):
         return path[len(prefix) :]
     return None
-
-
-# -- paths as git prints them -----------------------------------------------------------------
-
-_ESCAPES = {
-    ord("a"): 7,
-    ord("b"): 8,
-    ord("t"): 9,
-    ord("n"): 10,
-    ord("v"): 11,
-    ord("f"): 12,
-    ord("r"): 13,
-    ord('"'): 34,
-    ord("\\"): 92,
-}
-
-
-def _unquote(raw: bytes) -> bytes:
-    """A path as git printed it, C-style quoted or not, as its bytes."""
-    return _quoted_token(raw)[0] if raw.startswith(b'"') else raw
-
-
-def _quoted_token(raw: bytes) -> tuple[bytes, int]:
-    """The bytes of the quoted string at the start of ``raw``, and where it ends.
-
-    git quotes a path with a tab, newline, quote, backslash or control character (and, were
-    core.quotePath on, any byte over 0x7f) and writes those as ``\\t``-style or octal escapes.
-    """
-    out = bytearray()
-    i, n = 1, len(raw)
-    while i < n:
-        ch = raw[i]
-        if ch == 34:
-            return bytes(out), i + 1
-        if ch == 92 and i + 1 < n:
-            nxt = raw[i + 1]
-            if 48 <= nxt <= 55:
-                digits = raw[i + 1 : i + 4]
-                out.append(int(digits, 8) & 0xFF)
-                i += 1 + len(digits)
-                continue
-            out.append(_ESCAPES.get(nxt, nxt))
-            i += 2
-            continue
-        out.append(ch)
-        i += 1
-    return bytes(out), n
-
-
-def _split_diff_paths(rest: bytes) -> tuple[bytes, bytes]:
-    """The two paths of a ``diff --git a/X b/Y`` line, without their prefixes.
-
-    Unquoted paths may hold spaces, so when both sides are plain the line is split where its
-    two halves name the same file (the usual case); a rename with spaces is settled later by
-    the ``rename from``/``rename to`` lines.
-    """
-    if rest.startswith(b'"'):
-        old, end = _quoted_token(rest)
-        new = _unquote(rest[end + 1 :])
-    else:
-        half = (len(rest) - 1) // 2
-        if (
-            len(rest) % 2 == 1
-            and rest[half : half + 1] == b" "
-            and rest[2:half] == rest[half + 3 :]
-        ):
-            old, new = rest[:half], rest[half + 1 :]
-        else:
-            quoted = rest.find(b' "b/')
-            cut = quoted if quoted >= 0 else rest.find(b" b/")
-            if cut < 0:
-                return rest, rest
-            old, new = rest[:cut], _unquote(rest[cut + 1 :])
-    return old.removeprefix(b"a/"), new.removeprefix(b"b/")

@@ -70,7 +70,7 @@ def render_commit(commit: Commit) -> RenderedCommit:
     sections = []
     for change in commit.files:
         out.add("")
-        sections.append(_file_section(out, change))
+        sections.append(_file_section(out, change, bool(commit.diff_unread)))
     text = "\n".join(out.lines) + "\n"
     return RenderedCommit(text, message, metadata, tuple(sections))
 
@@ -97,12 +97,17 @@ def _metadata(commit: Commit) -> list[str]:
             "- Shallow clone boundary: the parents are not in this clone, "
             "so the diff shows every file as added"
         )
-    changed = len(commit.files) + commit.files_omitted
-    added = sum(f.added for f in commit.files)
-    removed = sum(f.removed for f in commit.files)
-    lines.append(f"- Files changed: {changed} (+{added} −{removed})")
+    changed = commit.files_changed
+    if commit.diff_unread:
+        lines.append(f"- Files changed: {changed:,}")
+        lines.append(f"- Diff not read: {commit.diff_unread}")
+    else:
+        lines.append(f"- Files changed: {changed:,} (+{commit.insertions:,} −{commit.deletions:,})")
     if commit.files_omitted:
-        lines.append(f"- {commit.files_omitted} more files not shown")
+        lines.append(
+            f"- {files_shown(len(commit.files), changed)}: the other "
+            f"{commit.files_omitted:,} are counted, not listed"
+        )
     if commit.diff_truncated:
         b = commit.bounds
         lines.append(
@@ -112,8 +117,14 @@ def _metadata(commit: Commit) -> list[str]:
     return lines
 
 
-def _file_section(out: _Lines, change: FileChange) -> FileSection:
-    heading = out.add(f"## {_code(_one_line(change.path))} ({_describe(change)})")
+def files_shown(listed: int, changed: int) -> str:
+    """``1,000 of 100,000 files shown``: what a summary says when it lists only some files."""
+    return f"{listed:,} of {changed:,} files shown"
+
+
+def _file_section(out: _Lines, change: FileChange, unread: bool) -> FileSection:
+    what = f"{change.status}, diff not read" if unread else _describe(change)
+    heading = out.add(f"## {_code(_one_line(change.path))} ({what})")
     ranges: list[Range] = []
     if change.hunks:
         fence = "`" * max(3, _longest_backticks(change.hunks) + 1)

@@ -39,7 +39,8 @@ from noteseek.sources.git.cli import (
     run,
     toplevel,
 )
-from noteseek.sources.git.log import Commit, DiffBounds, read_commits
+from noteseek.sources.git.log import Commit, DiffBounds
+from noteseek.sources.git.read import read_commits
 from noteseek.sources.git.render import render_commit
 
 _REF_NAMES = frozenset({"HEAD", "ORIG_HEAD", "FETCH_HEAD", "packed-refs", "shallow"})
@@ -163,7 +164,7 @@ class GitSource:
         raise ReadError(f"commit {sha} was not found")
 
     def commits(self, hashes: Iterable[str]) -> Iterator[tuple[str, Commit | str]]:
-        """Read many commits with one git process (see :func:`git_log.read_commits`)."""
+        """Read many commits with one git process (see :mod:`noteseek.sources.git.read`)."""
         try:
             repo = self._find()
         except GitError as exc:

@@ -290,6 +290,7 @@
         date: c.date.slice(0, 10),
         author: c.author,
         files: c.files.length,
+        files_changed: Math.max(c.files_changed || 0, c.files.length),
         insertions: c.insertions,
         deletions: c.deletions,
       },
@@ -435,7 +436,12 @@
   }
 
   function commitLine(c) {
-    const files = `${c.files} file${c.files === 1 ? "" : "s"} +${c.insertions} −${c.deletions}`;
+    const counts = `+${c.insertions.toLocaleString("en")} −${c.deletions.toLocaleString("en")}`;
+    const total = c.files_changed;
+    const files =
+      total > c.files
+        ? `${c.files.toLocaleString("en")} of ${total.toLocaleString("en")} files shown ${counts}`
+        : `${total} file${total === 1 ? "" : "s"} ${counts}`;
     return el("div", { class: "commit-meta", text: `${c.date} · ${c.author} · ${files}` });
   }
 
