@@ -95,14 +95,23 @@ def orientation(engine: Engine) -> str:
 
 
 def recall(engine: Engine, prompt: str) -> str:
-    """The memories that answer ``prompt``, within ``hooks.prompt_chars``; empty when none
-    holds enough of its content words (``hooks.min_terms``)."""
+    """The memories that answer ``prompt`` as the agent is shown them: at most
+    ``hooks.prompt_results`` within ``hooks.prompt_chars``, each with its ``path:line``;
+    empty when none holds enough of its content words (``hooks.min_terms``)."""
+    shown = recalled(engine, prompt)
+    if not shown:
+        return ""
+    return "\n".join([HEADER, *(f"- {hit.path}:{hit.start_line}: {text}" for hit, text in shown)])
+
+
+def recalled(engine: Engine, prompt: str) -> list[tuple[Hit, str]]:
+    """The results :func:`recall` shows, each with the text shown (cut to its share)."""
     hooks = engine.settings.hooks
     analyzer = engine.analyzer()
     words = [w for w in content_words(prompt, analyzer) if w not in CHAT_WORDS]
     terms = {t for w in words for t in analyzer.terms(w)}
     if not terms or hooks.prompt_results == 0:
-        return ""
+        return []
     need = min(hooks.min_terms, len(terms))
     room = hooks.prompt_chars - len(HEADER)
     each = max(MIN_SNIPPET_CHARS, room // hooks.prompt_results)
@@ -128,15 +137,15 @@ def recall(engine: Engine, prompt: str) -> str:
         if len(kept) == hooks.prompt_results:
             break
     if not kept:
-        return ""
-    lines = [HEADER]
+        return []
     each = room // len(kept)
+    shown = []
     for hit in kept:
-        where = f"- {hit.path}:{hit.start_line}: "
-        if each - 1 - len(where) < MIN_SNIPPET_CHARS // 2:
+        space = each - 1 - len(f"- {hit.path}:{hit.start_line}: ")
+        if space < MIN_SNIPPET_CHARS // 2:
             break
-        lines.append(where + _shortened(hit.text or "", each - 1 - len(where)))
-    return "\n".join(lines) if len(lines) > 1 else ""
+        shown.append((hit, _shortened(hit.text or "", space)))
+    return shown
 
 
 def capture(engine: Engine, hook: HookInput, *, when: dt.datetime | None = None) -> str:

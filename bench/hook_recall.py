@@ -1,0 +1,157 @@
+"""The prompt hook on agent memory: what it injects, and how long a cold hook process takes.
+
+    .venv/bin/python bench/hook_recall.py [--set ../shared/data/memory/locomo-dev] [--latency 40]
+
+Each conversation of the set (LoCoMo logs: ``queries.jsonl``, ``evidence.tsv``, see
+``noteseek.eval.evidence``) becomes a project whose memory folder is that conversation's logs.
+
+- **Recall** (in process): every question goes through ``memory_hooks.recalled``, exactly what
+  ``noteseek hook prompt`` shows (at most ``hooks.prompt_results`` results within
+  ``hooks.prompt_chars``, above the content-word floor). A question counts as found at rank r
+  when the r-th shown result's *shown* text reaches an answering line (text cut to its share of
+  the budget counts only the lines it still holds). Printed: any@1 and any@3, the share of
+  questions given nothing, characters injected, per LoCoMo category.
+- **Latency**: ``--latency N`` questions are asked through ``noteseek hook prompt`` as an agent
+  runs it, one fresh process each, after one ``hook session-start``; wall time per process,
+  p50 and p95.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from noteseek.engine import open_engine
+from noteseek.eval.evidence import EvidenceSet, load_evidence_set
+from noteseek.operations.memory_hooks import recalled
+
+DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
+DEFAULT_SET = DATA / "memory" / "locomo-dev"
+
+
+def project(base: Path, conversation: Path) -> Path:
+    folder = base / conversation.name
+    memory = folder / "memory-folder"
+    shutil.copytree(conversation, memory)
+    settings = [
+        "[memory]",
+        f'path = "{memory.as_posix()}"',
+        "[embedding]",
+        "enabled = false",
+        "[search]",
+        'recency = "off"',  # the copies' file times are today's, not the logs'
+    ]
+    (folder / ".noteseek.toml").write_text("\n".join(settings) + "\n", encoding="utf-8")
+    return folder
+
+
+def shown_lines(start: int, full: str, shown: str) -> int:
+    """The last line the shown text reaches (the shown text is the flattened start of it)."""
+    words = len(shown.removesuffix("...").split())
+    kept = 0
+    for number, line in enumerate(full.split("\n")):
+        kept += len(line.split())
+        if kept >= words:
+            return start + number
+    return start + full.count("\n")
+
+
+def recall(data: EvidenceSet, folders: dict[str, Path]) -> dict[str, object]:
+    found1 = found3 = empty = 0
+    chars: list[int] = []
+    by_category: dict[int, list[int]] = {}
+    for conversation, folder in folders.items():
+        with open_engine(folder, environ={}) as engine:
+            engine.index()
+            for query in data.queries_of(conversation):
+                shown = recalled(engine, query.text)
+                evidence = data.evidence.get(query.query_id, ())
+                rank = next(
+                    (
+                        i
+                        for i, (hit, text) in enumerate(shown, 1)
+                        if any(
+                            e.file == hit.path
+                            and hit.start_line
+                            <= e.line
+                            <= shown_lines(hit.start_line, hit.text or "", text)
+                            for e in evidence
+                        )
+                    ),
+                    None,
+                )
+                found1 += rank == 1
+                found3 += rank is not None
+                empty += not shown
+                chars.append(sum(len(t) for _, t in shown))
+                by_category.setdefault(query.category, []).append(int(rank is not None))
+    n = len(chars)
+    return {
+        "questions": n,
+        "any@1": round(found1 / n, 3),
+        "any@3": round(found3 / n, 3),
+        "nothing_shown": round(empty / n, 3),
+        "chars_mean": round(statistics.mean(chars), 1),
+        "any@3_by_category": {
+            str(c): round(sum(v) / len(v), 3) for c, v in sorted(by_category.items())
+        },
+    }
+
+
+def latency(data: EvidenceSet, folders: dict[str, Path], count: int) -> dict[str, float]:
+    conversation, folder = next(iter(folders.items()))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NOTESEEK_")}
+    command = [sys.executable, "-m", "noteseek.interfaces.cli", "hook"]
+
+    def run(event: str, payload: dict[str, str]) -> float:
+        started = time.perf_counter()
+        subprocess.run(
+            [*command, event, "--strict"],
+            input=json.dumps(payload),
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        return (time.perf_counter() - started) * 1000
+
+    base = {"session_id": "bench", "cwd": str(folder), "transcript_path": ""}
+    run("session-start", {**base, "hook_event_name": "SessionStart"})
+    times = [
+        run("prompt", {**base, "hook_event_name": "UserPromptSubmit", "prompt": q.text})
+        for q in data.queries_of(conversation)[:count]
+    ]
+    ordered = sorted(times)
+    return {
+        "prompts": len(times),
+        "p50_ms": round(statistics.median(times), 1),
+        "p95_ms": round(ordered[max(0, round(0.95 * len(ordered)) - 1)], 1),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--set", type=Path, default=DEFAULT_SET)
+    parser.add_argument("--latency", type=int, default=40, help="prompts timed (0: none)")
+    args = parser.parse_args()
+    if not (args.set / "queries.jsonl").exists():
+        sys.exit(f"no evidence set at {args.set} (../shared/data is not here)")
+    data = load_evidence_set(args.set)
+    with tempfile.TemporaryDirectory() as tmp:
+        folders = {c: project(Path(tmp), data.folder_of(c)) for c in data.conversations}
+        out: dict[str, object] = {"recall": recall(data, folders)}
+        if args.latency:
+            out["latency"] = latency(data, folders, args.latency)
+    print(json.dumps(out, indent=2))
+
+
+if __name__ == "__main__":
+    main()
