@@ -17,11 +17,19 @@ AUTH = {"Authorization": f"Bearer {TOKEN}"}
 # Schema-valid data must never get 413/415 (or a 5xx). It may get 400: a schema cannot say
 # which roots exist or which strings are dates, and the engine refuses those precisely; 404
 # for chunk ids and paths that are well-formed but not in the index; 409 for a memory name
-# that an earlier generated request already took (writes never overwrite).
+# that an earlier generated request already took (writes never overwrite); 431 for a path of
+# 4,096 characters that percent-encoding makes over 16 KiB. Invalid data may get 431 too (a
+# path far over its length in the request line); otherwise schemathesis' defaults (a 5xx fails
+# its own check).
 CONFIG = schemathesis.Config.from_str(
     """
 [checks.positive_data_acceptance]
-expected-statuses = ["2xx", "400", "404", "409"]
+expected-statuses = ["2xx", "400", "404", "409", "431"]
+
+[checks.negative_data_rejection]
+expected-statuses = [
+    "400", "401", "403", "404", "405", "406", "409", "415", "422", "428", "429", "431", "5xx"
+]
 """
 )
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Literal, get_args
 
 from noteseek.deadline import DeadlineExceeded
+from noteseek.operations.json_shape import shorten
 
 ErrorKind = Literal["invalid", "not_found", "ambiguous", "conflict", "unavailable"]
 ERROR_KINDS: tuple[ErrorKind, ...] = get_args(ErrorKind)
@@ -29,11 +30,16 @@ ERROR_MEANING: dict[ErrorKind, str] = {
 
 
 class OperationError(Exception):
-    """An operation could not be served; ``kind`` says why, the message says what to do."""
+    """An operation could not be served; ``kind`` says why, the message says what to do.
+
+    A message that quotes a huge value (a root name of 200 KB) keeps its start and end, at
+    most 1,000 bytes as JSON, through every door.
+    """
 
     kind: ErrorKind = "invalid"
 
     def __init__(self, message: str, kind: ErrorKind | None = None) -> None:
+        message = shorten(message)
         super().__init__(message)
         self.message = message
         if kind is not None:

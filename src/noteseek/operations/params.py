@@ -29,6 +29,7 @@ from pydantic import (
 
 from noteseek.config.ranges import EXPAND_CHARS, SCORE, SIMILARITY, TOP_K
 from noteseek.operations.errors import Invalid
+from noteseek.operations.json_shape import shown_names, value_problem
 from noteseek.search.ask import Filter, SearchRequest
 from noteseek.sources.registry import kinds_in_scope, scopes
 from noteseek.sources.spec import DOCS_SCOPE
@@ -391,6 +392,10 @@ def parse_arguments(
     Raises :class:`~noteseek.operations.errors.Invalid` with one precise line.
     """
     args = dict(arguments or {})
+    # Before anything walks the values (pydantic and json.dumps recurse): too deep or too wide.
+    too_big = value_problem(args)
+    if too_big is not None:
+        raise Invalid(f"invalid arguments for {operation}: {too_big}")
     fields = model.model_fields
     accepted = accepted_names(model)
     unknown = [k for k in args if k not in accepted]
@@ -398,7 +403,7 @@ def parse_arguments(
         valid = ", ".join(_describe_field(f, fields[f]) for f in fields) or "none"
         raise Invalid(
             f"unknown parameter{'s' if len(unknown) > 1 else ''} "
-            f"{', '.join(repr(k) for k in unknown)} for {operation}; valid parameters: {valid}"
+            f"{shown_names(unknown)} for {operation}; valid parameters: {valid}"
         )
     for key, value in args.items():
         _check_unicode(operation, key, value)
@@ -444,10 +449,15 @@ def _describe_field(name: str, info: Any) -> str:
     return name
 
 
+SHOWN_ERRORS = 5
+"""Validation errors a message describes; it counts the rest (a list of 300,000 bad items
+gets a line, not 5 MB)."""
+
+
 def describe_errors(errors: Sequence[Mapping[str, Any]]) -> str:
     """Pydantic's validation errors as one precise line: where, what, and the value given."""
     parts = []
-    for err in errors:
+    for err in errors[:SHOWN_ERRORS]:
         loc = ".".join(str(x) for x in err["loc"]) or "arguments"
         if err["type"] == "missing":
             parts.append(f"{loc} is required")
@@ -457,7 +467,8 @@ def describe_errors(errors: Sequence[Mapping[str, Any]]) -> str:
         message = str(err["msg"])
         message = message.removeprefix("Value error, ")
         parts.append(f"{loc}: {message[:1].lower() + message[1:]} (got {shown})")
-    return "; ".join(parts)
+    more = len(errors) - len(parts)
+    return "; ".join(parts) + (f"; and {more:,} more problems" if more else "")
 
 
 def input_schema(model: type[Params]) -> dict[str, Any]:

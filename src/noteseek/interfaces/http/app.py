@@ -153,8 +153,8 @@ class McpEndpoint:
 def _document_app_wide_errors(app: FastAPI) -> None:
     """Add the errors the middleware and the token give on any route to the OpenAPI document.
 
-    Every operation but /health can get 403 and 421 (the Host/Origin guard); one that takes
-    the token, 401; one with a body, 413.
+    Every operation but /health can get 403 and 421 (the Host/Origin guard); every one 431
+    (a request head over 16 KiB); one that takes the token, 401; one with a body, 413.
     """
     build = app.openapi
 
@@ -168,7 +168,7 @@ def _document_app_wide_errors(app: FastAPI) -> None:
         )
         for path, operations in spec.get("paths", {}).items():
             for operation in operations.values():
-                codes = [] if path in OPEN_PATHS else [403, 421]
+                codes = [431] if path in OPEN_PATHS else [403, 421, 431]
                 if operation.get("security"):
                     codes.append(401)
                 if "requestBody" in operation:

@@ -15,7 +15,10 @@ with these rules:
   for its next request (HTTP lets a server close an idle connection at any time; a client
   reconnects), so a crowd of idle sockets never keeps a real request out. If every connection
   is busy with a request, the new one gets 503 and is closed.
-- An unparsable request gets a JSON 400 (431 for a head over 16 KiB) that says what was wrong.
+- An unparsable request gets a JSON 400 (431 for a head over 16 KiB, however it is framed)
+  that says what was wrong; then the server stops sending, reads and drops what the client
+  still sends for up to ``LINGER_SECONDS``, and closes: the client reads the answer and an end
+  of stream, not a reset.
 """
 
 from __future__ import annotations
@@ -33,7 +36,12 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 log = logging.getLogger(__name__)
 
 HEAD_LIMIT = 16 * 1024
-"""Largest request head (request line and headers) in bytes; a larger one gets 431."""
+"""Largest request head (request line and headers) in bytes; a larger one gets 431, whether
+it arrives in one piece or in many."""
+LINGER_SECONDS = 2.0
+"""After answering a request HTTP cannot parse: how long what the client still sends is read
+and dropped before the connection closes (closing on unread bytes would reset it, and a client
+still sending could lose the answer)."""
 
 
 @dataclass
@@ -64,13 +72,32 @@ def raw_response(status: int, reason: str, message: str, headers: dict[str, str]
 
 
 class _Connection(h11.Connection):
-    """h11's connection, keeping the protocol error it raised (uvicorn drops it)."""
+    """h11's connection, keeping the protocol error it raised (uvicorn drops it), with the
+    head limit whatever the framing.
+
+    h11's ``max_incomplete_event_size`` bounds only a head still arriving: a head that came
+    whole in one read (a 70 KB header sent at once) was parsed however long it was. Here the
+    bytes a request's head took from the buffer are counted too, and over the limit the
+    request is refused the same way, before the app sees it.
+    """
 
     error: h11.RemoteProtocolError | None = None
 
+    def __init__(self, max_head: int) -> None:
+        super().__init__(h11.SERVER, max_incomplete_event_size=max_head)
+        self.max_head = max_head
+
     def next_event(self) -> Any:
         try:
-            return super().next_event()
+            before = len(self.trailing_data[0]) if self.their_state is h11.IDLE else 0
+            event = super().next_event()
+            if isinstance(event, h11.Request):
+                head = before - len(self.trailing_data[0])
+                if head > self.max_head:
+                    raise h11.RemoteProtocolError(
+                        f"request head of {head} bytes", error_status_hint=431
+                    )
+            return event
         except h11.RemoteProtocolError as exc:
             self.error = exc
             raise
@@ -86,9 +113,10 @@ class BoundedH11Protocol(H11Protocol):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.conn = _Connection(h11.SERVER, self.config.h11_max_incomplete_event_size or HEAD_LIMIT)
+        self.conn = _Connection(self.config.h11_max_incomplete_event_size or HEAD_LIMIT)
         self._deadline: asyncio.TimerHandle | None = None
         self._deadline_kind = ""
+        self._lingering = False
 
     # -- uvicorn's hooks ------------------------------------------------------------------------
 
@@ -112,6 +140,8 @@ class BoundedH11Protocol(H11Protocol):
         self._follow()
 
     def data_received(self, data: bytes) -> None:
+        if self._lingering:
+            return  # answered and refused: the rest of the request is dropped
         super().data_received(data)
         self._follow()
 
@@ -149,14 +179,15 @@ class BoundedH11Protocol(H11Protocol):
             ):
                 self.transport.write(self.conn.send(event) or b"")
         except h11.LocalProtocolError:
-            pass  # the peer closed mid-request: there is no one to answer
-        self._close()
+            self._close()  # the peer closed mid-request: there is no one to answer
+            return
+        self._linger()
 
     # -- the limits ------------------------------------------------------------------------------
 
     def _follow(self) -> None:
         """Keep the deadline and the waiting list in step with where the request is."""
-        if self not in self.pool.open:
+        if self._lingering or self not in self.pool.open:
             return
         in_app = self.cycle is not None and not self.cycle.response_complete
         their = self.conn.their_state
@@ -189,6 +220,8 @@ class BoundedH11Protocol(H11Protocol):
             self._deadline = self.loop.call_later(self.pool.idle_timeout, self._close)
         elif kind == "request":
             self._deadline = self.loop.call_later(self.pool.request_timeout, self._too_slow)
+        elif kind == "linger":
+            self._deadline = self.loop.call_later(LINGER_SECONDS, self._close)
 
     def _too_slow(self) -> None:
         if self.cycle is not None and self.cycle.response_started:
@@ -222,6 +255,17 @@ class BoundedH11Protocol(H11Protocol):
         if not self.transport.is_closing():
             self.transport.write(raw_response(status, reason, message, headers))
         self._close()
+
+    def _linger(self) -> None:
+        """Stop sending (the answer is written) and drop what arrives until the client closes
+        or ``LINGER_SECONDS`` pass; first to go if the pool needs room."""
+        if self.transport.is_closing() or not self.transport.can_write_eof():
+            self._close()
+            return
+        self._lingering = True
+        self._set_deadline("linger")
+        self.pool.waiting.setdefault(self, None)
+        self.transport.write_eof()
 
     def _close(self) -> None:
         self._forget()

@@ -22,6 +22,8 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from noteseek.operations.json_shape import shorten, text_problem
+
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
 WILDCARD_HOSTS = ("0.0.0.0", "::", "")
 OPEN_PATHS = frozenset({"/health"})
@@ -41,7 +43,8 @@ class ApiError(Exception):
 def error_response(
     status: int, message: str, headers: Mapping[str, str] | None = None
 ) -> JSONResponse:
-    return JSONResponse({"error": message}, status_code=status, headers=headers)
+    """``{"error": message}``, the message at most 1,000 bytes as JSON (its start and end)."""
+    return JSONResponse({"error": shorten(message)}, status_code=status, headers=headers)
 
 
 # -- the token ---------------------------------------------------------------------------------
@@ -205,7 +208,9 @@ class HostGuard:
 
 
 class BodyLimit:
-    """Answer 413 (JSON) to a request body over ``limit`` bytes, before the app reads any.
+    """Answer 413 (JSON) to a request body over ``limit`` bytes, before the app reads any, and
+    400 to a JSON body nested too deep or holding too many keys (:mod:`json_shape
+    <noteseek.operations.json_shape>`), before anything parses it: every route and ``/mcp``.
 
     The body is read up to the limit first and replayed to the app: at 1 MiB that costs
     little, and a route never sees half a body.
@@ -241,8 +246,19 @@ class BodyLimit:
                 return
             if not message.get("more_body", False):
                 break
+        if size and _is_json(scope):
+            problem = text_problem(b"".join(m.get("body", b"") for m in messages))
+            if problem is not None:
+                await error_response(400, problem)(scope, receive, send)
+                return
 
         async def replay() -> Message:
             return messages.popleft() if messages else await receive()
 
         await self.app(scope, replay, send)
+
+
+def _is_json(scope: Scope) -> bool:
+    """Whether the body is meant as JSON: any media type naming JSON (the API takes
+    ``application/json`` and ``*+json``; the MCP SDK looks for ``application/json`` in a list)."""
+    return "json" in Headers(scope=scope).get("content-type", "").lower()

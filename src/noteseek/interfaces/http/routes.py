@@ -28,6 +28,7 @@ from noteseek.operations import (
     input_schema,
     parse,
 )
+from noteseek.operations.json_shape import MAX_DEPTH, MAX_KEYS
 from noteseek.operations.results import IndexInfo, SearchResult
 
 ERROR_STATUS: dict[ErrorKind, int] = {
@@ -40,7 +41,8 @@ ERROR_STATUS: dict[ErrorKind, int] = {
 """Each kind of operation error, once, as an HTTP status."""
 
 ERROR_TEXT = {
-    400: ERROR_MEANING["invalid"] + " Or the body is not valid JSON.",
+    400: ERROR_MEANING["invalid"] + " Or the body is not valid JSON, or its JSON is nested "
+    f"over {MAX_DEPTH} levels deep or holds over {MAX_KEYS:,} keys.",
     401: "Missing or wrong API token (Authorization: Bearer <token>).",
     403: "A browser request from an origin not in serve.cors_origins.",
     404: ERROR_MEANING["not_found"],
@@ -48,6 +50,7 @@ ERROR_TEXT = {
     413: "Request body larger than serve.max_body_bytes.",
     415: "The body must be JSON (Content-Type: application/json).",
     421: "The Host header is not a name of this server (DNS rebinding; serve.allowed_hosts).",
+    431: "The request line and headers are over 16 KiB (the connection is closed).",
     503: ERROR_MEANING["unavailable"] + " Retry after Retry-After seconds.",
 }
 
