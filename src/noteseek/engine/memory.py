@@ -21,7 +21,7 @@ from noteseek.config import ConfigError
 from noteseek.engine.reading import Reading
 from noteseek.engine.results import NotFound
 from noteseek.engine.state import IndexState
-from noteseek.graph.links import placeholder
+from noteseek.graph.links import bare_name, placeholder
 from noteseek.sources.memory import MEMORY_KIND, writer
 from noteseek.sources.memory.folder import MemoryFolder, WriteResult
 from noteseek.sources.memory.format import daily_name, memory_kind
@@ -239,17 +239,28 @@ class Memories:
         """What memories link to ``target``: a document (path or doc id, as results give it)
         or, when no such document is indexed, the ghost node of that name (a memory may
         mention ``src/auth.py`` before, or without, it being indexed). Returns the node and
-        the links, newest memory line first within each memory."""
+        the links, newest memory line first within each memory.
+
+        A ghost keeps its folders: ``src/auth.py`` gets the memories that link to it, or to
+        the bare ``auth.py``, never those that link ``lib/auth.py``; a bare name gets every
+        memory that links a file of that name, as a name resolves anywhere."""
         graph = self.state.values.link_graph()
         try:
             node = self.reading.resolve_file(target).doc_id
         except NotFound:
             # A note name as a wikilink gives it ([[auth]]), else a ghost node: a document
             # that does not exist (or is not indexed) yet.
-            node = graph.resolver.resolve_name(target) or placeholder(target)
+            node = graph.resolver.resolve_name(target) or placeholder(target, whole=True)
+        nodes = {node}
+        if node.startswith("?"):
+            bare = bare_name(node)
+            nodes.add(bare)
+            if bare == node:  # a bare name: the ghosts of every file of that name
+                nodes |= {g for g in graph.placeholders() if bare_name(g) == bare}
         links = [
             MemoryLink(e.source, e.target, e.type, e.line, e.context)
-            for e in graph.backlinks(node)
+            for n in sorted(nodes)
+            for e in graph.backlinks(n)
             if (source := graph.docs.get(e.source)) is not None and source.memory
         ]
         return node, links
