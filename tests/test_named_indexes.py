@@ -88,3 +88,27 @@ def test_memory_search_names_the_index_that_answered(tmp_path: Path) -> None:
     assert "deploy-notes" in found.stdout
     quiet = run_cli(["memory", "search", "blue green", "-m", "keyword", "-q"], folder, NO_VECTORS)
     assert not quiet.stderr.startswith("index ")
+
+
+def test_any_command_and_the_mcp_server_open_a_named_index(tmp_path: Path) -> None:
+    """``--index NAME`` (global, and on mcp and serve): an MCP client config names the index
+    instead of copying its hashed folder; an unknown name lists the known ones."""
+    from tests.mcp_client import call, run, session
+
+    work, home, elsewhere = tmp_path / "work", tmp_path / "home-notes", tmp_path / "cwd"
+    write(work / "plan.md", "# Plan\n\nThe quarterly roadmap for the team.\n")
+    write(home / "garden.md", "# Garden\n\nTomatoes and the roadmap of the garden beds.\n")
+    elsewhere.mkdir()
+    run_cli(["index", str(work), "--name", "work"], elsewhere, NO_VECTORS)
+    run_cli(["index", str(home), "--name", "home"], elsewhere, NO_VECTORS)  # now in use
+    found = run_cli(["--index", "work", "search", "roadmap", "--json"], elsewhere, NO_VECTORS)
+    assert [r["path"] for r in json.loads(found.stdout)["results"]] == ["plan.md"]
+    wrong = run_cli(["--index", "nope", "search", "roadmap"], elsewhere, NO_VECTORS, code=2)
+    assert "no index is named 'nope'; named indexes: home, work" in wrong.stderr
+
+    async def main() -> None:
+        async with session(elsewhere, "--index", "work", "--no-watch", env=NO_VECTORS) as client:
+            out = await call(client, "query_documents", {"query": "roadmap"})
+            assert [r["path"] for r in out["results"]] == ["plan.md"]
+
+    run(main)

@@ -79,6 +79,22 @@ def named_indexes() -> list[NamedIndex]:
     ]
 
 
+def named(name: str) -> NamedIndex:
+    """The index registered as ``name`` (NotFound naming the known ones if none, or if its
+    folder is gone)."""
+    data = _load()
+    item = data["indexes"].get(name)
+    if item is None:
+        raise NotFound(_unknown(name, data))
+    entry = _entry(name, item, data.get("in_use") == name)
+    if not entry.exists:
+        raise NotFound(
+            f"the index named {name!r} is gone ({entry.folder}); index its folders again "
+            f"with --name {name}, or remove the name (noteseek use --remove {name})"
+        )
+    return entry
+
+
 def in_use() -> NamedIndex | None:
     """The named index put in use, if any."""
     return next((n for n in named_indexes() if n.in_use), None)
@@ -99,16 +115,8 @@ def register(name: str, folder: Path, roots: Mapping[str, str], *, use: bool = F
 
 def use(name: str) -> NamedIndex:
     """Make the index named ``name`` the one commands open by default (NotFound if none)."""
+    entry = named(name)
     data = _load()
-    item = data["indexes"].get(name)
-    if item is None:
-        raise NotFound(_unknown(name, data))
-    entry = _entry(name, item, True)
-    if not entry.exists:
-        raise NotFound(
-            f"the index named {name!r} is gone ({entry.folder}); index its folders again "
-            f"with --name {name}, or remove the name (noteseek use --remove {name})"
-        )
     data["in_use"] = name
     _save(data)
     remember_last(entry.folder)
