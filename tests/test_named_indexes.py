@@ -5,6 +5,7 @@ another folder never replaces silently."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from tests.helpers import run_cli, write
@@ -43,14 +44,19 @@ def test_named_indexes_switch_only_when_asked(tmp_path: Path) -> None:
     assert status["index_dir_reason"] == "the index in use: work (noteseek use)"
 
     listed = run_cli(["use", "--list"], elsewhere).stdout.splitlines()
-    assert [line[:8] for line in listed] == ["  home  ", "* work  "]
-    assert run_cli(["indexes"], elsewhere).stdout.splitlines() == listed
+    assert [line[:8] for line in listed if not line.startswith("    ")] == ["  home  ", "* work  "]
+    shown = run_cli(["indexes"], elsewhere).stdout.splitlines()
+    assert shown == listed
+    # Each with what it holds: files, chunks, the model (none: keyword only), size, last write.
+    assert re.match(r"    1 files, 1 chunks, keyword only, [0-9.]+ MB, last written 20", shown[-1])
     entries = json.loads(run_cli(["indexes", "--json"], elsewhere).stdout)
     assert [(e["name"], e["in_use"], e["exists"]) for e in entries] == [
         ("home", False, True),
         ("work", True, True),
     ]
     assert entries[1]["roots"] == {"work": str(work)}
+    assert (entries[1]["files"], entries[1]["chunks"], entries[1]["model"]) == (1, 1, None)
+    assert entries[1]["size_bytes"] > 0
 
     removed = run_cli(["use", "--remove", "home"], elsewhere)
     assert "forgot 'home'; its index stays in" in removed.stdout

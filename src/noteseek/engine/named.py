@@ -27,6 +27,7 @@ from typing import Any
 from noteseek.config import data_dir, user_config_file
 from noteseek.engine.results import NotFound
 from noteseek.store.factory import INDEX_FILE
+from noteseek.store.folder import saved_roots
 
 REGISTRY_FILE = "indexes.json"
 LAST_INDEX_FILE = "last-index"
@@ -53,6 +54,26 @@ class NamedIndex:
             "in_use": self.in_use,
             "exists": self.exists,
         }
+
+    def details(self) -> dict[str, Any]:
+        """:meth:`to_dict` with what the index holds: its roots (as registered, else as the
+        index kept them), files, chunks, embedding model, size on disk and last write."""
+        out = self.to_dict()
+        if not self.exists:
+            return out
+        if not out["roots"]:
+            out["roots"] = {n: p for n, (p, kind) in saved_roots(self.folder).items()}
+        files = [f for f in self.folder.rglob("*") if f.is_file()]
+        out["size_bytes"] = sum(f.stat().st_size for f in files)
+        out["last_written"] = max(f.stat().st_mtime for f in files)
+        from noteseek.engine import open_engine  # the facade imports this module
+
+        with open_engine(self.folder, flags={"index.dir": str(self.folder)}) as engine:
+            status = engine.status()
+        out["files"] = sum(r["files"] for r in status["roots"])
+        out["chunks"] = sum(r["chunks"] for r in status["roots"])
+        out["model"] = status["embedding"]["index_model"]
+        return out
 
 
 def registry_file() -> Path:

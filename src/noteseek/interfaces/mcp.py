@@ -108,7 +108,7 @@ def render_text(name: str, payload: dict[str, Any]) -> str:
             f"{payload['doc_id']} > {' > '.join(payload['heading_path'])} "
             f"(lines {payload['start_line']}-{payload['end_line']})\n{payload['text']}"
         )
-    if "commits" in payload:
+    if isinstance(payload.get("commits"), list):
         return _commits(payload)
     return _compact(payload)
 
