@@ -17,7 +17,6 @@ import yaml
 
 from noteseek.sources.memory import folder as mf_module
 from noteseek.sources.memory.folder import MemoryFolder
-from noteseek.sources.memory.table import TABLE_DIR
 from noteseek.sources.memory.format import (
     DAILY_DIR,
     LONG_TERM,
@@ -34,6 +33,7 @@ from noteseek.sources.memory.format import (
     check_name,
     memory_kind,
 )
+from noteseek.sources.memory.table import TABLE_DIR
 
 TZ = dt.timezone(dt.timedelta(hours=2))
 NOW = dt.datetime(2025, 3, 14, 9, 26, 53, 589_793, tzinfo=TZ)

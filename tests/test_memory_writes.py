@@ -17,6 +17,9 @@ import pytest
 from noteseek.sources.memory.folder import MemoryFolder
 from noteseek.sources.memory.format import Conflict, InvalidName
 from noteseek.sources.memory.table import SWEEP, TABLE_DIR, TABLE_FILE
+from tests.helpers import engine_for, project, write
+from tests.test_memory import run
+from tests.test_summarize import FakeChat, chat, fake_server  # noqa: F401 (fixtures)
 
 FRONTMATTER = "---\ntype: fact\nstatus: active\ntags: []\n---\n"
 
@@ -175,7 +178,7 @@ def _four_writers(folder: str, out: str, process: int) -> None:
             try:
                 created = mem.create(name, f"Writer {process}.{thread} wrote fact {n}.").created
                 error = None
-            except Exception as exc:  # noqa: BLE001 (every failure is the result)
+            except Exception as exc:
                 created, error = False, f"{type(exc).__name__}: {exc}"
             seconds = time.monotonic() - began
             lines.append(
@@ -246,7 +249,8 @@ def test_names_that_only_look_alike_are_refused_precisely(tmp_path: Path) -> Non
         mem.create("Atlas", "Another plan.")
     with pytest.raises(
         Conflict,
-        match=r"'аtlas' looks like the existing memory 'atlas' \(look-alike letters: 'а' \(Cyrillic\)\)",
+        match=r"'аtlas' looks like the existing memory 'atlas' \(look-alike letters: 'а' "
+        r"\(Cyrillic\)\)",
     ):
         mem.create("\u0430tlas", "Another plan.")
     with pytest.raises(Conflict, match=r"'prоjects' looks like the existing folder 'projects'"):
@@ -266,3 +270,32 @@ def test_names_that_only_look_alike_are_refused_precisely(tmp_path: Path) -> Non
         "projects",
         "é" * 100 + ".md",
     ]
+
+
+# -- flush --archive, run again --------------------------------------------------------------------
+
+
+def test_a_rerun_of_flush_archive_counts_only_what_it_changed(
+    tmp_path: Path,
+    chat: FakeChat,  # noqa: F811 (the fixture imported above)
+) -> None:
+    chat.reply("- The six facts, summarised.")
+    docs = tmp_path / "docs"
+    write(docs / "a.md", "# A\n\nA note.\n")
+    settings = f'[flush]\nbase_url = "{chat.base_url}"\nmodel = "tiny"\n'
+    folder = project(tmp_path, {"docs": docs}, settings)
+    with engine_for(folder) as engine:
+        engine.index()
+        for i in range(6):
+            run(engine, "create_memory", name=f"m{i}", content=f"Fact number {i} is kept.")
+        # A flush --archive stopped half-way: three files say archived, the index not yet.
+        stopped = engine.memory_folder()
+        for i in range(3):
+            stopped.update(f"m{i}", status="archived")
+        done = run(engine, "flush_memories", archive=True)
+        assert sorted(done["archived"]) == ["m3", "m4", "m5"]
+        assert done["message"].endswith("; archived 3 memories; 3 were archived already")
+        again = run(engine, "update_memory", name="m0", status="archived")
+        assert again["indexed"] == "unchanged"
+        assert "already has these values; nothing written" in again["message"]
+    assert MemoryFolder(folder / ".memories").list(status="archived").records != []

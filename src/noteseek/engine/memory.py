@@ -332,7 +332,8 @@ class Memories:
                 f"dry run: would append to today's daily log under '{title}'",
             )
         written = folder.append(entry, title=title)
-        archived, already = [], []
+        archived: list[str] = []
+        already: list[str] = []
         if archive:
             # What was summarised: what a chat model was sent (the oldest may be left out
             # over its input budget), or every passage the extractive summariser weighed.
