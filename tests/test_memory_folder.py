@@ -158,6 +158,7 @@ def test_bad_names_are_refused_precisely(name: object, message: str) -> None:
         ("ΜΕΜΟRY", "looks like the long-term file MEMORY (look-alike letters: 'Μ' (Greek)"),
         ("memоry/2025-01-01", "folder 'memоry' looks like the daily-log folder 'memory/'"),
         ("memоry/notes", "looks like the daily-log folder"),
+        ("ＭＥＭＯＲＹ", "looks like the long-term file MEMORY (fullwidth or other compatibility"),
     ],
 )
 def test_new_names_are_held_to_plain_characters(name: str, message: str) -> None:

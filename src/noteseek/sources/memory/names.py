@@ -92,6 +92,8 @@ def why_alike(new: str, existing: str) -> str:
     """In a few words, how ``new`` and ``existing`` (one skeleton) differ."""
     if nfc(new) == nfc(existing):
         return "the same letters, composed differently (Unicode normalisation)"
+    if any(unicodedata.normalize("NFKC", n) != nfc(n) for n in (new, existing)):
+        return "fullwidth or other compatibility forms of letters"
     letters = look_alike_letters(new) or look_alike_letters(existing)
     if letters:
         return "look-alike letters: " + ", ".join(letters[:4])
