@@ -167,7 +167,8 @@ class Memories:
         """Change a memory's body (``body``), append to it (``append_text``) or change its
         fields (``type``, ``tags``, ``status``, ``title``), and index it."""
         root, folder = self._target()
-        return self._indexed(root, folder.update(name, **fields))
+        result = folder.update(name, **fields)
+        return self._indexed(root, result, changed=result.changed)
 
     def delete(self, name: str) -> Written:
         """Move a memory to the folder's trash and drop it from the index."""
@@ -331,7 +332,8 @@ class Memories:
                 f"dry run: would append to today's daily log under '{title}'",
             )
         written = folder.append(entry, title=title)
-        archived = []
+        archived: list[str] = []
+        already: list[str] = []
         if archive:
             # What was summarised: what a chat model was sent (the oldest may be left out
             # over its input budget), or every passage the extractive summariser weighed.
@@ -339,8 +341,15 @@ class Memories:
             for source in fed:
                 if source == written.name or memory_kind(source + ".md") == "long_term":
                     continue
-                folder.update(source, status="archived")
-                archived.append(source)
+                # A rerun after a flush that was stopped half-way finds some archived in
+                # their files before the index knows: those are counted apart, not again.
+                done = folder.update(source, status="archived")
+                (archived if done.changed else already).append(source)
+        message = written.message
+        if archived:
+            message += f"; archived {len(archived)} memories"
+        if already:
+            message += f"; {len(already)} were archived already"
         return FlushOutcome(
             False,
             summary.method,
@@ -349,8 +358,8 @@ class Memories:
             entry,
             written,
             archived,
-            written.message + (f"; archived {len(archived)} memories" if archived else ""),
-            self._index(root, [written.name, *archived]),
+            message,
+            self._index(root, [written.name, *archived, *already]),
         )
 
     def summarizer(self) -> Summarizer:
