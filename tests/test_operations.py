@@ -56,14 +56,19 @@ def test_http_routes_are_generated_from_the_table() -> None:
         assert str(op.http.status_code) in entry["responses"]
     # Every operation that makes sense over the network is there (index, rebuild and migrate
     # are local).
-    assert set(http_operations()) == set(OPERATIONS) - {"index", "rebuild", "migrate"}
+    assert set(http_operations()) == set(OPERATIONS) - {
+        "index",
+        "rebuild",
+        "migrate",
+        "check_index",
+    }
 
 
 def test_mcp_tools_are_generated_from_the_table() -> None:
     server = build_server(Runtime(lambda: None))  # type: ignore[arg-type,return-value]
     assert server is not None
     # A note rendered as HTML is for the page's readers, not for agents (get_document).
-    local = {"index", "rebuild", "migrate"}
+    local = {"index", "rebuild", "migrate", "check_index"}
     assert set(mcp_operations()) == set(OPERATIONS) - local - {"render_document"}
     for op in mcp_operations().values():
         assert len(op.text) > 40, op.name

@@ -55,27 +55,62 @@ def test_a_file_that_is_not_a_database_is_refused_recorded_and_removed(tmp_path:
         store.close()
 
 
-def test_damage_met_after_opening_is_a_store_error_and_recorded(tmp_path: Path) -> None:
-    store, _ = open_store(tmp_path)
-    store.set_meta("filler", "x" * 50_000)  # pages past the first one
-    store.close()
-    db = tmp_path / INDEX_FILE
+def zero_root_page(db: Path, table: str) -> None:
     with sqlite3.connect(db) as conn:
-        meta_root = conn.execute("SELECT rootpage FROM sqlite_schema WHERE name = 'meta'")
-        page = meta_root.fetchone()[0]
+        row = conn.execute("SELECT rootpage FROM sqlite_schema WHERE name = ?", (table,))
+        page = row.fetchone()[0]
     with db.open("r+b") as f:
         f.seek((page - 1) * 4096)
         f.write(bytes(4096))
-    store, _ = open_store(tmp_path)  # opening reads only the header: it succeeds
+
+
+def test_damage_met_after_opening_is_a_store_error_and_recorded(tmp_path: Path) -> None:
+    store, _ = open_store(tmp_path)
+    store.ensure_root("notes", str(tmp_path))
+    store.set_problems("notes", "a.md", [("skipped", "x" * 50_000)])  # pages past the first
+    store.close()
+    zero_root_page(tmp_path / INDEX_FILE, "problems")
+    # Opening reads the header and checks the small tables every command reads: it succeeds.
+    store, _ = open_store(tmp_path)
     try:
         with pytest.raises(IndexCorrupt, match="database disk image is malformed"):
-            store.meta("filler")
+            store.problems()
         assert damage(tmp_path) == "database disk image is malformed"
         try:
             problem = store.check()  # what rebuild asks before clearing in place
         except IndexCorrupt as exc:
             problem = exc.reason
         assert problem is not None
+    finally:
+        store.close()
+
+
+def test_damage_in_a_small_table_every_command_reads_is_found_on_opening(tmp_path: Path) -> None:
+    store, _ = open_store(tmp_path)
+    store.set_meta("filler", "x" * 50_000)
+    store.close()
+    zero_root_page(tmp_path / INDEX_FILE, "meta")
+    with pytest.raises(IndexCorrupt, match="is damaged"):
+        open_store(tmp_path)
+    assert damage(tmp_path) is not None
+    # A reader for background work is not checked again (its opener was).
+    reader = open_reader(tmp_path)
+    reader.close()
+
+
+def test_the_full_check_finds_what_no_read_met_and_records_it(tmp_path: Path) -> None:
+    store, _ = open_store(tmp_path)
+    store.ensure_root("notes", str(tmp_path))
+    store.set_problems("notes", "a.md", [("skipped", "x" * 50_000)])
+    assert store.verify() is None  # sound
+    store.close()
+    zero_root_page(tmp_path / INDEX_FILE, "problems")
+    store, _ = open_store(tmp_path)
+    try:
+        found = store.verify()
+        assert found is not None and found.startswith("the check found damage: ")
+        assert "\n" not in found
+        assert damage(tmp_path) == found  # recorded for every process
     finally:
         store.close()
 

@@ -21,6 +21,14 @@ class WatchSettings(Section):
         description="Seconds between full reconciliations with the file system (stale files "
         "removed, missing ones added), besides the one at start. 0 disables.",
     )
+    check_interval: float = Field(
+        default=3600.0,
+        ge=0,
+        description="Seconds between the live writer's full checks of the index for damage "
+        "no search has met (PRAGMA integrity_check, in the background at a lower CPU "
+        "priority); the first comes after the reconciliation at start, unless the index file "
+        "was checked more recently. 0 disables.",
+    )
     takeover_interval: float = Field(
         default=2.0,
         gt=0,

@@ -10,6 +10,7 @@ over one opened index, and :class:`Engine` only hands each call to the one that 
 - ``searching.py``: the query pipeline with its lanes, boosts and re-ranker;
 - ``reading.py``: chunks, sections, documents and their links;
 - ``status.py``: what the index holds and how far its vectors are;
+- ``checking.py``: the full check for damage no read has met, and its record;
 - ``memory.py``: agent memory folders, memory filters and linked memories;
 - ``commits.py``: commit search (one result per commit) and documents' last change;
 - ``opening.py``: which index a command opens, and the index used last;
@@ -26,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, Self, TypeVar, overload
 
 from noteseek.config import LoadedConfig, load_settings
+from noteseek.engine.checking import check_due, full_check
 from noteseek.engine.commits import Commits
 from noteseek.engine.indexing import Indexing
 from noteseek.engine.memory import Memories
@@ -131,6 +133,8 @@ class Engine:
     communities = _Delegate("_values", IndexValues.communities)
     concept_vocabulary = _Delegate("_values", IndexValues.concept_vocabulary)
     status = _Delegate("_state", status)
+    full_check = _Delegate("_state", full_check)
+    check_due = _Delegate("_state", check_due)
 
     def __enter__(self) -> Engine:
         return self

@@ -15,7 +15,9 @@ Work is ordered by urgency: changed paths from the watcher first, then queued jo
 embedding (in committed batches, interrupted as soon as new paths arrive), then the periodic
 reconciliation. A damaged index (recorded by any process: a search that met a bad page) is
 rebuilt from the files before anything else; the idle writer looks for that every
-``DAMAGE_POLL`` seconds.
+``DAMAGE_POLL`` seconds. Damage no read has met is found by the full check
+(``engine/checking.py``), which the writer runs on a thread of its own at a lower CPU priority
+after the reconciliation at start and every ``watch.check_interval`` seconds.
 
 A one-shot command that writes (``noteseek index``, ``noteseek rebuild``) takes the same role
 for its duration (``engine/writer.py``); a live service started meanwhile is a reader until the
@@ -64,6 +66,10 @@ DAMAGE_POLL = 2.0
 """Seconds between the idle writer's looks for a damage record (a stat of one file)."""
 DAMAGE_RETRY = 60.0
 """Seconds before work that failed on the store (a full disk; a failed rebuild) is retried."""
+CHECK_POLL = 60.0
+"""Seconds between the checker's looks at whether a full check is due (a small file read)."""
+CHECK_START_WAIT = 120.0
+"""Seconds the first full check waits for the reconciliation at start (which it would slow)."""
 UNAVAILABLE_RETRY = 5.0
 """Seconds before work is retried on an index that could not be reached or opened (a Milvus
 server down, a Milvus Lite file another process holds, a SQLite file locked too long)."""
@@ -116,6 +122,8 @@ class IndexService:
         self._embed_blocked: tuple[int, int] | None = None
         self._rebuild_failed = -DAMAGE_RETRY
         self._threads: list[threading.Thread] = []
+        self.checking = False
+        """True while the full check runs (``engine/checking.py``)."""
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -167,6 +175,8 @@ class IndexService:
         self.role = "writer"
         self._queue.append(self._new_job("reconcile"))
         self._spawn(self._work, "noteseek-indexer")
+        if self.settings.watch.check_interval > 0:
+            self._spawn(self._check_loop, "noteseek-check")
 
     def _takeover_loop(self) -> None:
         while not self._stop.wait(self.settings.watch.takeover_interval):
@@ -236,6 +246,7 @@ class IndexService:
             "pid": os.getpid(),
             "writer_pid": os.getpid() if self.role == "writer" else (writer or {}).get("pid"),
             "activity": self.activity,
+            "checking": self.checking,
             "queued_jobs": len(self._queue),
             "queued_paths": sum(len(v) for v in self._paths.values()),
             "batches_indexed": self.batches_indexed,
@@ -298,6 +309,55 @@ class IndexService:
                     self.activity = None
         finally:
             engine.close()
+
+    def _check_loop(self) -> None:
+        """The full check whenever it is due, on a reader of its own, at a lower CPU priority;
+        damage it finds is recorded, and the worker rebuilds the index next."""
+        yield_cpu()
+        engine = Engine(self.config)
+        started = time.monotonic()
+        interval = self.settings.watch.check_interval
+        try:
+            while not self._stop.is_set():
+                first = self.last_reconcile is None
+                if first and time.monotonic() - started < CHECK_START_WAIT:
+                    self._stop.wait(DAMAGE_POLL)
+                    continue
+                if not engine.index_exists:
+                    wait = CHECK_POLL  # nothing to check before the first index run
+                elif engine.damaged():
+                    wait = DAMAGE_POLL  # being rebuilt: the new file is checked once built
+                else:
+                    wait = engine.check_due(interval)
+                if wait > 0:
+                    self._stop.wait(min(wait, CHECK_POLL))
+                    continue
+                self._run_check(engine)
+        finally:
+            engine.close()
+
+    def _run_check(self, engine: Engine) -> None:
+        self.checking = True
+        try:
+            checked = engine.full_check(self._stop)
+        except StoreError as exc:  # busy, unreachable: nothing checked, tried again later
+            log.warning("the full check of the index did not run: %s", exc)
+            self._stop.wait(UNAVAILABLE_RETRY if exc.transient else DAMAGE_RETRY)
+            return
+        except Exception:  # keep serving; tried again at the next interval
+            log.exception("the full check of the index failed")
+            self._stop.wait(CHECK_POLL)
+            return
+        finally:
+            self.checking = False
+        if checked is None:
+            return
+        if checked.found is None:
+            log.info("checked the index through in %.1f s: sound", checked.seconds)
+            return
+        log.warning("the full check of the index (%.1f s): %s", checked.seconds, checked.found)
+        with self._cond:  # the worker rebuilds it before anything else
+            self._cond.notify_all()
 
     def _try_watching(self, engine: Engine) -> bool:
         """Start the watcher; False when the roots cannot be watched (not tried again). An

@@ -109,6 +109,7 @@ class IndexState:
         # Recorded before the files go, about whichever file is there: no search, here or in
         # another process, answers from the new index until it is complete.
         index_folder.mark_damaged(self.index_dir, REBUILDING + reason, None)
+        index_folder.clear_check(self.index_dir)
         self._close_store()
         removed = self.backend.remove()
         self.store.change_token()  # creates the new, empty index
@@ -118,8 +119,10 @@ class IndexState:
         )
 
     def rebuilt(self) -> None:
-        """The index was built again from the files: nothing recorded against it holds."""
+        """The index was built again from the files: nothing recorded against it or about it
+        holds (the new file is checked through by the live writer, or on demand)."""
         index_folder.clear_damage(self.index_dir)
+        index_folder.clear_check(self.index_dir)
         self.remember_roots()
 
     def remember_roots(self) -> None:

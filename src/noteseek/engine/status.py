@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from noteseek.engine.checking import last_check
 from noteseek.engine.state import IndexState
 from noteseek.indexing.embedding import MODEL_META_KEY
 from noteseek.indexing.styles import stored_styles
@@ -21,7 +22,8 @@ def status(state: IndexState) -> dict[str, Any]:
 
     ``damaged`` is None, or the message every door gives about a damaged index (recorded by
     any process, or met while reading the counts here): then the counts are zero, since
-    nothing in the index is trusted until it is rebuilt.
+    nothing in the index is trusted until it is rebuilt. ``check`` is the last full check of
+    the index file (``engine/checking.py``), None when it was never checked through.
     """
     out: dict[str, Any] = {
         "index_dir": str(state.index_dir),
@@ -30,8 +32,11 @@ def status(state: IndexState) -> dict[str, Any]:
         "config_files": [str(p) for p in state.config.files_read],
         "damaged": None,
         "store": state.store_info(),
+        "check": None,
     }
     if state.index_exists:
+        checked = last_check(state)
+        out["check"] = None if checked is None else checked.to_dict()
         reason = state.damage()
         if reason is None:
             try:

@@ -53,7 +53,16 @@ def index_status(ctx: Context, _p: NoParams) -> dict[str, Any]:
             "paths": (service or {}).get("queued_paths", 0),
             "jobs": (service or {}).get("queued_jobs", 0),
         },
+        "check": status.get("check"),
     }
+
+
+def check_index(ctx: Context, _p: NoParams) -> dict[str, Any]:
+    """Check the whole index for damage now (``engine/checking.py``), then its status: damage
+    found is recorded, so the status (and every other process) reports it."""
+    if ctx.engine.damaged() is None:
+        ctx.engine.full_check()
+    return index_status(ctx, _p)
 
 
 def reindex(ctx: Context, p: Reindex) -> dict[str, Any]:

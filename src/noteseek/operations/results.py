@@ -304,6 +304,14 @@ class ScopeOut(BaseModel):
     )
 
 
+class IndexCheck(BaseModel):
+    at: float = Field(description="When the check finished (seconds since the epoch).")
+    seconds: float = Field(description="How long it took.")
+    found: str | None = Field(
+        description="What was wrong (the index is then damaged); null: sound."
+    )
+
+
 class StatusOut(BaseModel):
     status: Literal["ready", "indexing", "damaged"]
     damaged: str | None = Field(
@@ -340,6 +348,12 @@ class StatusOut(BaseModel):
     )
     service: ServiceState | None = None
     queue: QueueStatus
+    check: IndexCheck | None = Field(
+        default=None,
+        description="The last full check of the index file for damage no read has met (run "
+        "by the live writer every watch.check_interval seconds, and by `noteseek status "
+        "--check`); null when it was never checked through.",
+    )
 
 
 class ReindexOut(BaseModel):

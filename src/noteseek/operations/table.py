@@ -215,6 +215,19 @@ OPERATIONS: dict[str, Operation] = {
             http=HttpRoute("GET", "/status"),
         ),
         Operation(
+            "check_index",
+            "Check the whole index for damage now, then report its status.",
+            NoParams,
+            StatusOut,
+            admin.check_index,
+            True,
+            ("unavailable",),
+            description="Read the whole index through (PRAGMA integrity_check: seconds on a "
+            "large one) for damage no search has met; damage found is recorded, reported by "
+            "every door and rebuilt by the live writer. noteseek status --check.",
+            mcp=False,
+        ),
+        Operation(
             "reindex",
             "Queue a re-index (all roots, or those holding the given paths); returns the job.",
             Reindex,

@@ -37,6 +37,7 @@ from noteseek.store.errors import StoreError
 if TYPE_CHECKING:
     from noteseek.store.milvus import MilvusStore
     from noteseek.store.milvus.core import MilvusConfig
+    from noteseek.store.sqlite import SQLiteStore
 
 INDEX_FILE = "index.db"
 """The embedded index's file in the index folder (with its ``-wal`` and ``-shm``)."""
@@ -174,8 +175,8 @@ class SQLiteBackend:
                 f"the index folder {self.folder} is not writable: the index is open read-only "
                 "(searching works; indexing needs a writable folder)"
             )
-            return SQLiteStore(path, readonly=True), notice
-        return SQLiteStore(path, readonly=readonly), None
+            return _checked(SQLiteStore(path, readonly=True)), notice
+        return _checked(SQLiteStore(path, readonly=readonly)), None
 
     def reader(self) -> Store:
         from noteseek.store.sqlite import SQLiteStore
@@ -342,6 +343,17 @@ class MilvusBackend:
 
         store: Store = MilvusStore(self.config, readonly=readonly)
         return store
+
+
+def _checked(store: SQLiteStore) -> SQLiteStore:
+    """``store`` once its open check passed (``SQLiteCore.open_check``: the small tables
+    every command reads); closed when it did not."""
+    try:
+        store.open_check()
+    except BaseException:
+        store.close()
+        raise
+    return store
 
 
 def _milvus(store: Store) -> MilvusStore:

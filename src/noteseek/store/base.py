@@ -21,6 +21,7 @@ suite (``tests/store_conformance/``) runs every method of every role against eac
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -533,6 +534,14 @@ class Store(Catalog, Chunks, KeywordIndex, VectorStore, GraphStore, Portable, Ve
         Reads the whole index (seconds on a large one): for ``rebuild``, which decides from it
         whether the index can be cleared in place or must be deleted and created again.
         """
+        ...
+
+    def verify(self, stop: threading.Event | None = None) -> str | None:
+        """The thorough check, for damage no read has met yet: None when sound, else what is
+        wrong, recorded as damage in the index folder for every process. Reads the whole
+        index (seconds on a large one): the live writer runs it in the background on a
+        reader of its own, ``noteseek status --check`` on demand. ``stop`` set
+        interrupts it (then None). A backend that keeps no file of its own checks nothing."""
         ...
 
     def close(self) -> None: ...

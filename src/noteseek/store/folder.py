@@ -6,6 +6,10 @@
   only the one that hit the bad page. The record names the index file it is about (device and
   inode): once the file is deleted and created again, a record about the old one is stale and
   ignored, so a reader still holding the old file cannot mark the new one damaged.
+* **Full checks.** ``checked.json`` says when the index file was last checked through (a
+  full ``PRAGMA integrity_check``, by the live writer in the background or ``noteseek status
+  --check``), how long it took and what it found; like a damage record it names the file it
+  is about, so a rebuilt index is not taken for checked.
 * **Roots.** ``roots.json`` keeps the roots an index was built from. Roots given on the
   command line live only in the index, so without this copy a damaged index could not say
   what to rebuild from.
@@ -19,6 +23,7 @@ import contextlib
 import errno
 import json
 import os
+import threading
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -26,6 +31,7 @@ from pathlib import Path
 from noteseek.store.errors import IndexFull, IndexUnwritable, StoreError
 
 DAMAGE_FILE = "damaged.json"
+CHECK_FILE = "checked.json"
 ROOTS_FILE = "roots.json"
 
 FileIdentity = tuple[int, int]
@@ -60,12 +66,7 @@ def mark_damaged(folder: Path, reason: str, file: FileIdentity | None) -> None:
     process that found the damage still reports it with its error.
     """
     record = {"reason": reason, "since": time.time(), "pid": os.getpid(), "file": file}
-    tmp = folder / f"{DAMAGE_FILE}.{os.getpid()}.tmp"
-    with contextlib.suppress(OSError):
-        tmp.write_text(json.dumps(record), encoding="utf-8")
-        os.replace(tmp, folder / DAMAGE_FILE)
-    with contextlib.suppress(OSError):
-        tmp.unlink(missing_ok=True)
+    _write_json(folder, DAMAGE_FILE, record)
 
 
 def damage(folder: Path, file: FileIdentity | None) -> str | None:
@@ -102,6 +103,57 @@ def damaged_message(folder: Path, reason: str) -> str:
         f"the index in {folder} is damaged ({reason}); run `noteseek rebuild` to build it "
         "again from the files (a running `noteseek serve` or `noteseek mcp` does it by itself)"
     )
+
+
+# -- full checks ----------------------------------------------------------------------------------
+
+
+def record_check(
+    folder: Path, file: FileIdentity | None, found: str | None, seconds: float
+) -> None:
+    """Record that the index file ``file`` was checked through just now: what the check
+    ``found`` (None: sound) and how many ``seconds`` it took. Best effort, as for damage."""
+    record = {"at": time.time(), "seconds": round(seconds, 3), "found": found, "file": file}
+    _write_json(folder, CHECK_FILE, record)
+
+
+def clear_check(folder: Path) -> None:
+    """Forget the last full check (the index was built again: a new file may reuse the old
+    one's inode, so the record's file identity alone cannot tell)."""
+    with contextlib.suppress(OSError):
+        (folder / CHECK_FILE).unlink(missing_ok=True)
+
+
+def last_check(folder: Path, file: FileIdentity | None) -> dict[str, object] | None:
+    """The last full check of the index file ``file`` (``at``, ``seconds``, ``found``), or
+    None: never checked, or only an earlier file of that name was."""
+    if file is None:
+        return None
+    try:
+        record = json.loads((folder / CHECK_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(record, dict) or not isinstance(record.get("at"), (int, float)):
+        return None
+    about = record.get("file")
+    if not (isinstance(about, list) and tuple(about) == file):
+        return None
+    found = record.get("found")
+    return {
+        "at": float(record["at"]),
+        "seconds": float(record.get("seconds") or 0.0),
+        "found": None if found is None else str(found),
+    }
+
+
+def _write_json(folder: Path, name: str, record: Mapping[str, object]) -> None:
+    """Replace ``folder/name`` with ``record`` as JSON, atomically; nothing on an OS error."""
+    tmp = folder / f"{name}.{os.getpid()}.{threading.get_native_id()}.tmp"
+    with contextlib.suppress(OSError):
+        tmp.write_text(json.dumps(record), encoding="utf-8")
+        os.replace(tmp, folder / name)
+    with contextlib.suppress(OSError):
+        tmp.unlink(missing_ok=True)
 
 
 # -- roots ----------------------------------------------------------------------------------------

@@ -139,11 +139,18 @@ def status(
         ),
     ] = SHOWN_PROBLEMS,
     as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
+    check: Annotated[
+        bool,
+        typer.Option(
+            "--check",
+            help="Check the whole index for damage first (seconds on a large index).",
+        ),
+    ] = False,
 ) -> None:
-    """Roots, counts, problems with reasons, index size and the last run (exit 3 when the
-    index is damaged)."""
+    """Roots, counts, problems with reasons, index size, the last run and the last full check
+    (exit 3 when the index is damaged)."""
     with opened() as ctx:
-        data = call(ctx, "index_status", {})
+        data = call(ctx, "check_index" if check else "index_status", {})
     if as_json:
         out.print_json(json.dumps(data, ensure_ascii=False, default=str))
         if data.get("damaged"):
@@ -198,6 +205,12 @@ def status(
                 f"{escape(emb['model'])}"
                 + (f", {emb['pending']} pending: run noteseek index" if emb["pending"] else "")
             )
+    checked = data.get("check")
+    if checked:
+        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(checked["at"]))
+        out.print(f"checked through {when} in {checked['seconds']:.1f} s: sound")
+    elif data["exists"]:
+        out.print("[dim]not checked through yet (noteseek status --check)[/]")
     run = data.get("last_run")
     if run:
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(run["finished"]))

@@ -91,6 +91,12 @@ def store_error(
     return None
 
 
+def damage_code(exc: sqlite3.Error) -> bool:
+    """Whether SQLite's ``exc`` says the file is damaged (CORRUPT, NOTADB, IOERR)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return isinstance(code, int) and code & 0xFF in DAMAGE_CODES
+
+
 def raise_mapped(exc: Exception, store: Any) -> None:
     """Raise ``exc`` as what it means for ``store`` (its ``path`` and ``file``): a store error,
     or the interrupt it was. Returns when it is neither (a bug: the caller re-raises it)."""
