@@ -113,9 +113,10 @@ def _wait_for_parsing(run: _Run, timeout: float = 60.0) -> tuple[set[int], set[i
         assert run.proc.poll() is None, f"noteseek exited {run.proc.returncode} before parsing"
         time.sleep(0.05)
         workers = _workers(run.proc.pid)
-    # A worker lets go of the inherited stdio once it is set up, just before it parses (one
-    # that keeps them is given a second to start).
-    ready = time.monotonic() + 1.5
+    # A worker lets go of the inherited stdio once it is set up, just before it parses; a
+    # spawned worker on a loaded machine may take seconds to import and get there (one that
+    # keeps them for good fails the assertion after this wait).
+    ready = time.monotonic() + 20
     while time.monotonic() < ready and any(_stdio(w) != {"/dev/null"} for w in workers):
         time.sleep(0.05)
     time.sleep(0.3)  # into their batches
