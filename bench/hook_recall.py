@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -29,28 +28,13 @@ import tempfile
 import time
 from pathlib import Path
 
+from door_parity import _project  # the same project per conversation (bench/ on the path)
 from noteseek.engine import open_engine
 from noteseek.eval.evidence import EvidenceSet, load_evidence_set
 from noteseek.operations.memory_hooks import recalled
 
 DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
 DEFAULT_SET = DATA / "memory" / "locomo-dev"
-
-
-def project(base: Path, conversation: Path) -> Path:
-    folder = base / conversation.name
-    memory = folder / "memory-folder"
-    shutil.copytree(conversation, memory)
-    settings = [
-        "[memory]",
-        f'path = "{memory.as_posix()}"',
-        "[embedding]",
-        "enabled = false",
-        "[search]",
-        'recency = "off"',  # the copies' file times are today's, not the logs'
-    ]
-    (folder / ".noteseek.toml").write_text("\n".join(settings) + "\n", encoding="utf-8")
-    return folder
 
 
 def shown_lines(start: int, full: str, shown: str) -> int:
@@ -146,7 +130,7 @@ def main() -> None:
         sys.exit(f"no evidence set at {args.set} (../shared/data is not here)")
     data = load_evidence_set(args.set)
     with tempfile.TemporaryDirectory() as tmp:
-        folders = {c: project(Path(tmp), data.folder_of(c)) for c in data.conversations}
+        folders = {c: _project(Path(tmp), data.folder_of(c), False) for c in data.conversations}
         out: dict[str, object] = {"recall": recall(data, folders)}
         if args.latency:
             out["latency"] = latency(data, folders, args.latency)

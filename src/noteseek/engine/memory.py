@@ -26,7 +26,7 @@ from noteseek.sources.memory import MEMORY_KIND, writer
 from noteseek.sources.memory.folder import MemoryFolder, WriteResult
 from noteseek.sources.memory.format import daily_name, memory_kind
 from noteseek.sources.memory.record import MemoryFields, fields_match, memory_fields
-from noteseek.sources.memory.sessions import SessionEntry, upsert
+from noteseek.sources.memory.sessions import SessionEntry, recorded_turns, upsert
 from noteseek.store.base import FileRow
 
 if TYPE_CHECKING:  # the summarisers (numpy, httpx, the parsers) load with a flush
@@ -162,6 +162,18 @@ class Memories:
                 today, lambda old: upsert(old, entry, f"# {today.isoformat()}")
             )
         return self._indexed(root, result, changed=result.created)
+
+    def session_turns(self, session_id: str, *, when: dt.datetime | None = None) -> int | None:
+        """The turns a session's entry already summarises, in today's or yesterday's log
+        (where :meth:`record_session` writes it); None when it has no entry yet."""
+        folder = self.memory_folder()
+        now = when.astimezone() if when is not None else dt.datetime.now().astimezone()
+        for day in (now.date(), now.date() - dt.timedelta(days=1)):
+            log = _daily_log(folder, day)
+            turns = None if log is None else recorded_turns(log, session_id)
+            if turns is not None:
+                return turns
+        return None
 
     def update(self, name: str, **fields: Any) -> Written:
         """Change a memory's body (``body``), append to it (``append_text``) or change its
@@ -426,10 +438,15 @@ def _name(path: str) -> str:
     return path[:-3] if path.endswith(".md") else path
 
 
+def _daily_log(folder: MemoryFolder, day: dt.date) -> str | None:
+    """The text of the daily log of ``day`` (None when there is none)."""
+    try:
+        return (folder.path / f"{daily_name(day)}.md").read_text("utf-8", "replace")
+    except OSError:
+        return None
+
+
 def _has_session(folder: MemoryFolder, day: dt.date, entry: SessionEntry) -> bool:
     """Whether the daily log of ``day`` holds the session's entry (unchanged by a write)."""
-    try:
-        text = (folder.path / f"{daily_name(day)}.md").read_text("utf-8", "replace")
-    except OSError:
-        return False
-    return f"\n{entry.marker}" in text
+    log = _daily_log(folder, day)
+    return log is not None and f"\n{entry.marker}" in log

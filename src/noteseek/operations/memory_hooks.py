@@ -22,7 +22,7 @@ from noteseek.operations.params import MAX_QUERY_CHARS
 from noteseek.search.ask import SearchRequest
 from noteseek.search.relevance import content_words
 from noteseek.sources.memory import MEMORY_SCOPE
-from noteseek.sources.memory.sessions import SessionEntry, recorded_turns, session_title
+from noteseek.sources.memory.sessions import SessionEntry, session_title
 from noteseek.sources.memory.transcript import read_transcript
 from noteseek.sources.spec import ALL_SCOPE
 
@@ -158,7 +158,7 @@ def capture(engine: Engine, hook: HookInput, *, when: dt.datetime | None = None)
     turns = transcript.turns
     if not turns:
         return f"nothing to capture: {path} holds no user or assistant turns"
-    if _recorded(engine, hook.session_id, when) == len(turns):
+    if engine.memories.session_turns(hook.session_id, when=when) == len(turns):
         return f"session {hook.session_id} is captured up to its last turn already"
     from noteseek.sources.memory.summarize import Passage
 
@@ -179,23 +179,6 @@ def capture(engine: Engine, hook: HookInput, *, when: dt.datetime | None = None)
     )
     written = engine.memories.record_session(entry, when=moment)
     return f"{written.result.message} ({len(turns)} turns; {written.indexed})"
-
-
-def _recorded(engine: Engine, session_id: str, when: dt.datetime | None) -> int | None:
-    """The turns the session's entry already summarises (None: no entry yet)."""
-    from noteseek.sources.memory.format import daily_name
-
-    folder = engine.memory_folder()
-    now = when.astimezone() if when is not None else dt.datetime.now().astimezone()
-    for day in (now.date(), now.date() - dt.timedelta(days=1)):
-        try:
-            log = (folder.path / f"{daily_name(day)}.md").read_text("utf-8", "replace")
-        except OSError:
-            continue
-        turns = recorded_turns(log, session_id)
-        if turns is not None:
-            return turns
-    return None
 
 
 def _shortened(text: str, limit: int) -> str:
