@@ -34,13 +34,20 @@ from noteseek.operations import NO_LIMITS, Context, execute, parse
 engine = open_engine(Path(sys.argv[1]), flags={"index.dir": sys.argv[1],
                      "embedding.enabled": False}, environ={})
 ctx = Context(engine, None, NO_LIMITS)
-engine.search("warm up", top_k=10, mode="keyword")
+try:  # the facade takes one request object since issue 29; older versions took keywords
+    from noteseek.engine import SearchRequest
+    def search(text, **options):
+        return engine.search(SearchRequest(text, **options))
+except ImportError:
+    def search(text, **options):
+        return engine.search(text, **options)
+search("warm up", top_k=10, mode="keyword")
 print("ready", flush=True)
 for line in sys.stdin:
     item = json.loads(line)
     started = time.perf_counter()
     if item["k"] == 10:
-        hits = engine.search(item["text"], top_k=10, mode="keyword").hits
+        hits = search(item["text"], top_k=10, mode="keyword").hits
         ids = [h.chunk_id for h in hits]
     else:
         op, params = parse("query_documents", {"query": item["text"], "top_k": 100,

@@ -29,12 +29,19 @@ import json, sys, time
 from pathlib import Path
 from noteseek.eval.runner import eval_engine
 ds, engine = eval_engine(Path(sys.argv[1]), Path(sys.argv[2]), flags={})
-engine.search("warm up", top_k=10, mode="hybrid")
+try:  # the facade takes one request object since issue 29; older versions took keywords
+    from noteseek.engine import SearchRequest
+    def search(text, **options):
+        return engine.search(SearchRequest(text, **options))
+except ImportError:
+    def search(text, **options):
+        return engine.search(text, **options)
+search("warm up", top_k=10, mode="hybrid")
 print("ready", flush=True)
 for line in sys.stdin:
     item = json.loads(line)
     started = time.perf_counter()
-    engine.search(item["text"], top_k=10, mode=item["mode"])
+    search(item["text"], top_k=10, mode=item["mode"])
     print((time.perf_counter() - started) * 1000, flush=True)
 """
 

@@ -10,8 +10,8 @@ cloned into a temporary folder and indexed as one root of kind ``git``:
   reference system publishes about 60 commits/s; the target here is 300);
 - **semantic indexing rate**: ``embed()`` of every commit chunk, in chunks/s and commits/s
   (skipped with ``--no-embed``; ``--index-dir`` keeps the index so a second run reuses it);
-- **query latency**: p50 and p95 of ``search_commits(top_n=10)`` per mode, over the
-  known-item queries below, after one warm-up query;
+- **query latency**: p50 and p95 of ``search_commits(SearchRequest(query, top_k=10))`` per
+  mode, over the known-item queries below, after one warm-up query;
 - **known-item quality**, two sets built from the history itself (seeded sample):
   - ``subject``: a commit's own subject (conventional prefix such as ``docs:`` removed) as the
     query, for commits whose subject has at least four words and is unique in the history:

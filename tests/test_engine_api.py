@@ -29,6 +29,8 @@ METHODS = {
     "close": "()",
     "settle_vectors": "()",
     "damaged": "()",
+    "full_check": "(stop=None)",
+    "check_due": "(interval)",
     "communities": "()",
     "concept_vocabulary": "(*, wait=True)",
     "embed": "(progress=None, stop=None)",

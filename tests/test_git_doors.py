@@ -3,6 +3,7 @@ over stdio, and HTTP against a running ``noteseek serve`` that picks up a new co
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 
@@ -69,6 +70,13 @@ def test_an_agent_asks_which_commit_changed_the_auth_docs_and_why(tmp_path: Path
             assert top["file"] == "docs/auth.md"
             assert "+Login tokens expire after 15 minutes." in top["hunk"]
             assert len(top["short_hash"]) == 10 and top["hash"].startswith(top["short_hash"])
+            # The text an agent reads: a line per commit, never the JSON again.
+            asked = {"query": "token lifetime", "mode": "keyword"}
+            text = (await client.call_tool("search_git_history", asked)).content[0].text
+            assert " commits (keyword, " in text.split("\n")[0] and "{" not in text
+            assert re.search(r"\[1\] [0-9a-f]{10} 2024-02-22 Bo: Shorten token lifetime \(", text)
+            stats = (await client.call_tool("memory_stats", {})).content[0].text
+            assert "memories: " in stats and "{" not in stats and "\n" in stats
             by_ada = await call(
                 client, "search_git_history", {"query": "auth", "author": "ada", "mode": "keyword"}
             )

@@ -185,14 +185,18 @@ def test_the_stop_hook_returns_at_once_and_captures_in_its_own_process(folder: P
     started = time.monotonic()
     assert hook("stop", stop).stdout == ""
     returned = time.monotonic() - started
+    from noteseek.config import data_dir
+
+    said = data_dir() / "hooks.log"  # where the capture says what it did
     deadline = time.monotonic() + 90
     logs: list[Path] = []
     while time.monotonic() < deadline:
         logs = list((folder / ".memories" / "memory").glob("*.md"))
-        if logs and "Session `s3`" in logs[0].read_text():
+        if said.exists() and "hook stop: wrote memory/" in said.read_text():
             break
         time.sleep(0.2)
     assert logs and "Session `s3`" in logs[0].read_text()
+    assert "noteseek hook stop: wrote memory/" in said.read_text()
     assert returned < 5  # it did not wait for the summary (which loads a model)
 
 

@@ -150,11 +150,55 @@ def test_memory_links_are_typed_with_context_and_show_as_backlinks(engine: Engin
     assert {r["path"] for r in linked["results"]} <= {"auth-refactor.md", "auth-note.md"}
     assert linked["results"][0]["path"] == "auth-refactor.md"
     ghost = run(engine, "search_linked_memories", query="write", target_document="src/auth.py")
-    assert ghost["ghost"] and ghost["target"] == "?auth.py"
+    assert ghost["ghost"] and ghost["target"] == "?src/auth.py"
     assert [link["memory"] for link in ghost["links"]] == ["memory/ghost.md"]
     assert ghost["links"][0]["context"] == "Related: [[src/auth.py]]"
+    # A ghost keeps its folders: a memory about lib/auth.py is not one about src/auth.py...
+    run(engine, "create_memory", name="lib-ghost", content="Rotate tokens.", links=["lib/auth.py"])
+    src = run(
+        engine, "search_linked_memories", query="rotate tokens", target_document="src/auth.py"
+    )
+    assert src["results"] == [] and [x["memory"] for x in src["links"]] == ["memory/ghost.md"]
+    lib = run(
+        engine, "search_linked_memories", query="rotate tokens", target_document="lib/auth.py"
+    )
+    assert [r["path"] for r in lib["results"]] == ["lib-ghost.md"]
+    # ...and a bare name still finds every file of that name.
+    bare = run(engine, "search_linked_memories", query="x", target_document="auth.py")
+    assert {x["memory"] for x in bare["links"]} == {"memory/ghost.md", "memory/lib-ghost.md"}
     nothing = run(engine, "search_linked_memories", query="x", target_document="billing.md")
     assert nothing["results"] == [] and "no memory links" in nothing["warnings"][0]
+
+
+def test_the_words_around_a_link_rank_the_linked_memories(engine: Engine) -> None:
+    """Two memories link billing.py and both say "retry"; the one whose link sits in the
+    words of the question comes first, though the other says "retry" more often, away from
+    its link (and ranks first in a plain memory search)."""
+    run(
+        engine,
+        "create_memory",
+        name="a-elsewhere",
+        content="Retry, retry, retry the flaky upload job three times; retry on timeouts.\n\n"
+        "Unrelated: see [[src/billing.py]] for the tax tables.",
+    )
+    run(
+        engine,
+        "create_memory",
+        name="b-at-link",
+        content="Failed invoices retry through [[src/billing.py]] after a day.",
+    )
+    plain = run(engine, "search_memories", query="retry", mode="keyword")
+    assert [r["path"] for r in plain["results"]] == ["a-elsewhere.md", "b-at-link.md"]
+    linked = run(
+        engine,
+        "search_linked_memories",
+        query="retry",
+        target_document="src/billing.py",
+        mode="keyword",
+    )
+    assert [r["path"] for r in linked["results"]] == ["b-at-link.md", "a-elsewhere.md"]
+    assert [r["rank"] for r in linked["results"]] == [1, 2]
+    assert linked["results"][0]["score"] == 1.0 >= linked["results"][1]["score"]
 
 
 def test_writes_are_refused_precisely_and_lose_nothing(engine: Engine, folder: Path) -> None:

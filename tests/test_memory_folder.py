@@ -33,6 +33,7 @@ from noteseek.sources.memory.format import (
     check_name,
     memory_kind,
 )
+from noteseek.sources.memory.table import TABLE_DIR
 
 TZ = dt.timezone(dt.timedelta(hours=2))
 NOW = dt.datetime(2025, 3, 14, 9, 26, 53, 589_793, tzinfo=TZ)
@@ -58,11 +59,14 @@ def frontmatter_of(path: Path) -> dict[str, object]:
 
 
 def leftovers(folder: Path) -> list[str]:
-    """Hidden files a write may have left (the lock file and the trash folder are expected)."""
+    """Hidden files a write may have left (the lock file, the folder's table and the trash
+    folder are expected)."""
     found = []
     for dirpath, dirnames, filenames in os.walk(folder):
+        if os.path.basename(dirpath) == TABLE_DIR:
+            continue
         for name in [*dirnames, *filenames]:
-            if name.startswith(".") and name not in (".noteseek-memory.lock", TRASH):
+            if name.startswith(".") and name not in (".noteseek-memory.lock", TRASH, TABLE_DIR):
                 found.append(os.path.join(dirpath, name))
     return found
 
@@ -121,7 +125,7 @@ def test_constants() -> None:
         (".md", "empty"),
         ("a//b", "empty segment"),
         ("a/", "empty segment"),
-        ("x" * 201, "201 characters"),
+        ("x/" * 500 + "x", "1,001 bytes"),
         (None, "must be a string"),
     ],
 )
@@ -143,6 +147,18 @@ def test_bad_names_are_refused_precisely(name: object, message: str) -> None:
         ("memory", "letter case"),
         ("notes.txt", "names a .txt file; memories are Markdown files: use 'notes'"),
         ("a.md.md", "names a .md file"),
+        ("x" * 201, "'xxxxxxxxxxxxxxxxxxxxx...' is 201 bytes"),
+        ("é" * 120, "is 240 bytes long in UTF-8 (120 characters)"),
+        ("CON", "Windows device name CON"),
+        ("nul", "Windows device name NUL"),
+        ("notes/aux.plan", "Windows device name AUX"),
+        ("com1", "Windows device name COM1"),
+        ("LPT9.draft", "Windows device name LPT9"),
+        ("МЕМОRY", "looks like the long-term file MEMORY (look-alike letters: 'М' (Cyrillic)"),
+        ("ΜΕΜΟRY", "looks like the long-term file MEMORY (look-alike letters: 'Μ' (Greek)"),
+        ("memоry/2025-01-01", "folder 'memоry' looks like the daily-log folder 'memory/'"),
+        ("memоry/notes", "looks like the daily-log folder"),
+        ("ＭＥＭＯＲＹ", "looks like the long-term file MEMORY (fullwidth or other compatibility"),
     ],
 )
 def test_new_names_are_held_to_plain_characters(name: str, message: str) -> None:
@@ -163,6 +179,10 @@ def test_new_names_are_held_to_plain_characters(name: str, message: str) -> None
         ("MEMORY", "MEMORY"),
         ("MEMORY.md", "MEMORY"),
         ("x" * 200, "x" * 200),
+        ("é" * 100, "é" * 100),  # 200 bytes
+        ("e\u0301" * 100, "é" * 100),  # written in NFC
+        ("console", "console"),
+        ("com10", "com10"),
     ],
 )
 def test_good_names(name: str, checked: str) -> None:
@@ -345,7 +365,8 @@ def test_huge_bodies_are_refused_and_leave_nothing(folder: Path) -> None:
     with pytest.raises(TooLarge):
         mem.update("a", body="z" * 5000)
     assert mem.create("b", "x" * 1000).created
-    assert sorted(p.name for p in folder.iterdir()) == [".noteseek-memory.lock", "a.md", "b.md"]
+    listed = sorted(p.name for p in folder.iterdir())
+    assert listed == [".noteseek-memory-table", ".noteseek-memory.lock", "a.md", "b.md"]
     assert leftovers(folder) == []
 
 

@@ -5,6 +5,7 @@ another folder never replaces silently."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from tests.helpers import run_cli, write
@@ -43,14 +44,19 @@ def test_named_indexes_switch_only_when_asked(tmp_path: Path) -> None:
     assert status["index_dir_reason"] == "the index in use: work (noteseek use)"
 
     listed = run_cli(["use", "--list"], elsewhere).stdout.splitlines()
-    assert [line[:8] for line in listed] == ["  home  ", "* work  "]
-    assert run_cli(["indexes"], elsewhere).stdout.splitlines() == listed
+    assert [line[:8] for line in listed if not line.startswith("    ")] == ["  home  ", "* work  "]
+    shown = run_cli(["indexes"], elsewhere).stdout.splitlines()
+    assert shown == listed
+    # Each with what it holds: files, chunks, the model (none: keyword only), size, last write.
+    assert re.match(r"    1 files, 1 chunks, keyword only, [0-9.]+ MB, last written 20", shown[-1])
     entries = json.loads(run_cli(["indexes", "--json"], elsewhere).stdout)
     assert [(e["name"], e["in_use"], e["exists"]) for e in entries] == [
         ("home", False, True),
         ("work", True, True),
     ]
     assert entries[1]["roots"] == {"work": str(work)}
+    assert (entries[1]["files"], entries[1]["chunks"], entries[1]["model"]) == (1, 1, None)
+    assert entries[1]["size_bytes"] > 0
 
     removed = run_cli(["use", "--remove", "home"], elsewhere)
     assert "forgot 'home'; its index stays in" in removed.stdout
@@ -88,3 +94,27 @@ def test_memory_search_names_the_index_that_answered(tmp_path: Path) -> None:
     assert "deploy-notes" in found.stdout
     quiet = run_cli(["memory", "search", "blue green", "-m", "keyword", "-q"], folder, NO_VECTORS)
     assert not quiet.stderr.startswith("index ")
+
+
+def test_any_command_and_the_mcp_server_open_a_named_index(tmp_path: Path) -> None:
+    """``--index NAME`` (global, and on mcp and serve): an MCP client config names the index
+    instead of copying its hashed folder; an unknown name lists the known ones."""
+    from tests.mcp_client import call, run, session
+
+    work, home, elsewhere = tmp_path / "work", tmp_path / "home-notes", tmp_path / "cwd"
+    write(work / "plan.md", "# Plan\n\nThe quarterly roadmap for the team.\n")
+    write(home / "garden.md", "# Garden\n\nTomatoes and the roadmap of the garden beds.\n")
+    elsewhere.mkdir()
+    run_cli(["index", str(work), "--name", "work"], elsewhere, NO_VECTORS)
+    run_cli(["index", str(home), "--name", "home"], elsewhere, NO_VECTORS)  # now in use
+    found = run_cli(["--index", "work", "search", "roadmap", "--json"], elsewhere, NO_VECTORS)
+    assert [r["path"] for r in json.loads(found.stdout)["results"]] == ["plan.md"]
+    wrong = run_cli(["--index", "nope", "search", "roadmap"], elsewhere, NO_VECTORS, code=2)
+    assert "no index is named 'nope'; named indexes: home, work" in wrong.stderr
+
+    async def main() -> None:
+        async with session(elsewhere, "--index", "work", "--no-watch", env=NO_VECTORS) as client:
+            out = await call(client, "query_documents", {"query": "roadmap"})
+            assert [r["path"] for r in out["results"]] == ["plan.md"]
+
+    run(main)

@@ -19,6 +19,7 @@ from array import array
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import partial
 from itertools import chain, pairwise
 from pathlib import PurePosixPath
 
@@ -341,6 +342,49 @@ _Cutter = Callable[[str, int, int], Iterator[int]]
 """Yields cut positions strictly inside ``[start, end)``, in order."""
 
 
+_KEEP_WHOLE_RE = re.compile(
+    r"!?\[\[[^\]\n]*\]\]"  # wikilink, embed
+    r"|!?\[[^\]\n]*\](?:\([^)\n]*\)|\[[^\]\n]*\])"  # Markdown link or image, inline or by reference
+    r"|<(?:[a-zA-Z][a-zA-Z0-9+.-]*:|/?[a-zA-Z])[^<>\n]*>"  # autolink, HTML tag
+    r"|(`+)[^\n]*?(?<!`)\1(?!`)"  # inline code
+    r"|\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s<>()\[\]]+"  # a bare URL
+)
+"""What a chunk boundary never falls inside (unless one alone is longer than a chunk): a
+chunk that starts in the middle of ``[text](https://...)`` reads as a raw URL and its words
+match nothing."""
+_ITEM_LINE_RE = re.compile(r"^[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t][^\n]*", re.MULTILINE)
+"""A list item's first line: kept whole when another cut will do (it names the item)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Whole:
+    """The spans of a block a cut must not split: ``hard`` (links, code, URLs, tags) unless
+    one alone is longer than a chunk, ``soft`` (list items' first lines) unless no other cut
+    keeps a chunk within its size."""
+
+    hard: list[tuple[int, int]]
+    soft: list[tuple[int, int]]
+
+    def splits(self, pos: int) -> bool:
+        return _splits(self.hard, pos) or _splits(self.soft, pos)
+
+
+_NOTHING_WHOLE = _Whole([], [])
+
+
+def _kept_whole(text: str, start: int, end: int, *, items: bool = True) -> _Whole:
+    def spans(pattern: re.Pattern[str]) -> list[tuple[int, int]]:
+        return [m.span() for m in pattern.finditer(text, start, end) if m.end() - m.start() > 1]
+
+    return _Whole(spans(_KEEP_WHOLE_RE), spans(_ITEM_LINE_RE) if items else [])
+
+
+def _splits(spans: Sequence[tuple[int, int]], pos: int) -> bool:
+    """Whether cutting at ``pos`` falls strictly inside one of ``spans`` (sorted, disjoint)."""
+    i = bisect_right(spans, (pos, 1 << 62)) - 1 if spans else -1
+    return i >= 0 and spans[i][0] < pos < spans[i][1]
+
+
 def _split_block(text: str, s: _BlockSpan, max_chars: int) -> Iterator[_Piece]:
     levels: tuple[_Cutter, ...]
     if s.block.kind in ("code", "table", "html"):
@@ -353,13 +397,24 @@ def _split_block(text: str, s: _BlockSpan, max_chars: int) -> Iterator[_Piece]:
         levels = (*(_outline_cuts,) * OUTLINE_LEVELS, _sentence_cuts, _line_cuts)
     else:
         levels = (_sentence_cuts, _line_cuts)
-    return (_Piece(a, b, s) for a, b in _split_range(text, s.start, s.end, max_chars, levels))
+    if s.block.kind in ("code", "table"):
+        whole = _NOTHING_WHOLE  # literal text: lines are its units
+    else:
+        whole = _kept_whole(text, s.start, s.end, items=s.block.kind != "html")
+    pieces = _split_range(text, s.start, s.end, max_chars, levels, whole)
+    return (_Piece(a, b, s) for a, b in pieces)
 
 
 def _split_range(
-    text: str, start: int, end: int, max_chars: int, levels: tuple[_Cutter, ...]
+    text: str,
+    start: int,
+    end: int,
+    max_chars: int,
+    levels: tuple[_Cutter, ...],
+    whole: _Whole,
 ) -> Iterator[tuple[int, int]]:
-    """Cut ``[start, end)`` into trimmed ranges of at most ``max_chars``, coarsest cuts first."""
+    """Cut ``[start, end)`` into trimmed ranges of at most ``max_chars``, coarsest cuts first,
+    never inside a span of ``whole``."""
     start, end = _trim(text, start, end)
     if start >= end:
         return
@@ -367,14 +422,14 @@ def _split_range(
         yield start, end
         return
     for depth, cutter in enumerate(levels):
-        cuts = cutter(text, start, end)
+        cuts = (c for c in cutter(text, start, end) if not whole.splits(c))
         first = next(cuts, None)
         if first is not None:
             finer = levels[depth + 1 :]
             for a, b in pairwise(chain([start, first], cuts, [end])):
-                yield from _split_range(text, a, b, max_chars, finer)
+                yield from _split_range(text, a, b, max_chars, finer, whole)
             return
-    yield from _hard_split(text, start, end, max_chars)
+    yield from _hard_split(text, start, end, max_chars, whole)
 
 
 def _sentence_cuts(text: str, start: int, end: int) -> Iterator[int]:
@@ -418,8 +473,11 @@ def _line_cuts(text: str, start: int, end: int) -> Iterator[int]:
         pos = text.find("\n", pos + 1, end)
 
 
-def _hard_split(text: str, start: int, end: int, max_chars: int) -> list[tuple[int, int]]:
-    """Last resort: cut at the last whitespace in the window, or mid-word if there is none."""
+def _hard_split(
+    text: str, start: int, end: int, max_chars: int, whole: _Whole = _NOTHING_WHOLE
+) -> list[tuple[int, int]]:
+    """Last resort: cut at the last whitespace in the window outside the spans of ``whole``
+    (then outside its hard spans only), else at the last whitespace, or mid-word."""
     out: list[tuple[int, int]] = []
     pos = start
     while pos < end:
@@ -430,14 +488,36 @@ def _hard_split(text: str, start: int, end: int, max_chars: int) -> list[tuple[i
             out.append((pos, stop))
             break
         limit = pos + max_chars
-        cut = max(text.rfind(" ", pos, limit), text.rfind("\t", pos, limit))
-        if cut <= pos + max_chars // 2:
+        half = pos + max_chars // 2
+        cut = -1
+        # Outside every span in the window's second half, then anywhere in it; then outside
+        # the hard spans only; then at any space.
+        for low, splits in (
+            (half, whole.splits),
+            (pos, whole.splits),
+            (pos, partial(_splits, whole.hard)),
+        ):
+            cut = _last_space(text, low, limit, splits)
+            if cut > pos:
+                break
+        if cut <= pos:
+            cut = max(text.rfind(" ", pos, limit), text.rfind("\t", pos, limit))
+        if cut <= pos:
             cut = limit
         a, b = _trim(text, pos, cut)
         if a < b:
             out.append((a, b))
         pos = cut
     return out
+
+
+def _last_space(text: str, low: int, high: int, splits: Callable[[int], bool]) -> int:
+    """The last space or tab in ``(low, high)`` where ``splits`` allows a cut; -1 if none."""
+    cut = high
+    while True:
+        cut = max(text.rfind(" ", low + 1, cut), text.rfind("\t", low + 1, cut))
+        if cut < 0 or not splits(cut):
+            return cut
 
 
 def _trim(text: str, start: int, end: int) -> tuple[int, int]:

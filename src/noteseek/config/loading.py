@@ -4,7 +4,8 @@
 * project file: ``.noteseek.toml``, found from the working directory upwards
   (or given explicitly with ``--config``)
 * environment: ``NOTESEEK_SECTION__KEY`` (``NOTESEEK_INDEX__MAX_FILE_SIZE=1000000``,
-  ``NOTESEEK_ROOTS__NOTES__PATH=~/notes``)
+  ``NOTESEEK_ROOTS__NOTES__PATH=~/notes``); a name with single underscores that spells one
+  setting works too, and any other ``NOTESEEK_*`` name is an error (``config/environment.py``)
 * flags: whatever the command line sets
 
 Each layer is read by a pydantic-settings source into a plain dict; the dicts are merged key by
@@ -18,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -28,6 +29,7 @@ from pydantic import ValidationError
 from pydantic_settings import EnvSettingsSource, TomlConfigSettingsSource
 
 from noteseek.config.base import ConfigError
+from noteseek.config.environment import env_names, key_variables
 from noteseek.config.indexing import RootConfig
 from noteseek.config.settings import ENV_PREFIX, Settings
 
@@ -110,7 +112,7 @@ def load_settings(
             _resolve_paths(data, path.parent)
             layers.append((layer, data))  # type: ignore[arg-type]
             files_read.append(path)
-    env_data = _read_env(environ)
+    env_data = _read_env(environ, layers)
     _resolve_paths(env_data, cwd)
     layers.append(("env", env_data))
     flag_data = _unflatten(dict(flags or {}))
@@ -179,12 +181,15 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: {exc}") from None
 
 
-def _read_env(environ: Mapping[str, str] | None) -> dict[str, Any]:
+def _read_env(
+    environ: Mapping[str, str] | None, files: Sequence[tuple[Layer, dict[str, Any]]] = ()
+) -> dict[str, Any]:
     if environ is None:
         environ = os.environ
     relevant = {k: v for k, v in environ.items() if k.upper().startswith(ENV_PREFIX)}
     if not relevant:
         return {}
+    relevant = env_names(relevant, key_variables([data for _, data in files]))
     source = EnvSettingsSource(
         Settings, env_prefix=ENV_PREFIX, env_nested_delimiter="__", case_sensitive=False
     )

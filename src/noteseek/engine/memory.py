@@ -21,7 +21,7 @@ from noteseek.config import ConfigError
 from noteseek.engine.reading import Reading
 from noteseek.engine.results import NotFound
 from noteseek.engine.state import IndexState
-from noteseek.graph.links import placeholder
+from noteseek.graph.links import bare_name, placeholder
 from noteseek.sources.memory import MEMORY_KIND, writer
 from noteseek.sources.memory.folder import MemoryFolder, WriteResult
 from noteseek.sources.memory.format import daily_name, memory_kind
@@ -167,7 +167,8 @@ class Memories:
         """Change a memory's body (``body``), append to it (``append_text``) or change its
         fields (``type``, ``tags``, ``status``, ``title``), and index it."""
         root, folder = self._target()
-        return self._indexed(root, folder.update(name, **fields))
+        result = folder.update(name, **fields)
+        return self._indexed(root, result, changed=result.changed)
 
     def delete(self, name: str) -> Written:
         """Move a memory to the folder's trash and drop it from the index."""
@@ -239,17 +240,28 @@ class Memories:
         """What memories link to ``target``: a document (path or doc id, as results give it)
         or, when no such document is indexed, the ghost node of that name (a memory may
         mention ``src/auth.py`` before, or without, it being indexed). Returns the node and
-        the links, newest memory line first within each memory."""
+        the links, newest memory line first within each memory.
+
+        A ghost keeps its folders: ``src/auth.py`` gets the memories that link to it, or to
+        the bare ``auth.py``, never those that link ``lib/auth.py``; a bare name gets every
+        memory that links a file of that name, as a name resolves anywhere."""
         graph = self.state.values.link_graph()
         try:
             node = self.reading.resolve_file(target).doc_id
         except NotFound:
             # A note name as a wikilink gives it ([[auth]]), else a ghost node: a document
             # that does not exist (or is not indexed) yet.
-            node = graph.resolver.resolve_name(target) or placeholder(target)
+            node = graph.resolver.resolve_name(target) or placeholder(target, whole=True)
+        nodes = {node}
+        if node.startswith("?"):
+            bare = bare_name(node)
+            nodes.add(bare)
+            if bare == node:  # a bare name: the ghosts of every file of that name
+                nodes |= {g for g in graph.placeholders() if bare_name(g) == bare}
         links = [
             MemoryLink(e.source, e.target, e.type, e.line, e.context)
-            for e in graph.backlinks(node)
+            for n in sorted(nodes)
+            for e in graph.backlinks(n)
             if (source := graph.docs.get(e.source)) is not None and source.memory
         ]
         return node, links
@@ -320,7 +332,8 @@ class Memories:
                 f"dry run: would append to today's daily log under '{title}'",
             )
         written = folder.append(entry, title=title)
-        archived = []
+        archived: list[str] = []
+        already: list[str] = []
         if archive:
             # What was summarised: what a chat model was sent (the oldest may be left out
             # over its input budget), or every passage the extractive summariser weighed.
@@ -328,8 +341,15 @@ class Memories:
             for source in fed:
                 if source == written.name or memory_kind(source + ".md") == "long_term":
                     continue
-                folder.update(source, status="archived")
-                archived.append(source)
+                # A rerun after a flush that was stopped half-way finds some archived in
+                # their files before the index knows: those are counted apart, not again.
+                done = folder.update(source, status="archived")
+                (archived if done.changed else already).append(source)
+        message = written.message
+        if archived:
+            message += f"; archived {len(archived)} memories"
+        if already:
+            message += f"; {len(already)} were archived already"
         return FlushOutcome(
             False,
             summary.method,
@@ -338,8 +358,8 @@ class Memories:
             entry,
             written,
             archived,
-            written.message + (f"; archived {len(archived)} memories" if archived else ""),
-            self._index(root, [written.name, *archived]),
+            message,
+            self._index(root, [written.name, *archived, *already]),
         )
 
     def summarizer(self) -> Summarizer:

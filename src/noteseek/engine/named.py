@@ -27,6 +27,7 @@ from typing import Any
 from noteseek.config import data_dir, user_config_file
 from noteseek.engine.results import NotFound
 from noteseek.store.factory import INDEX_FILE
+from noteseek.store.folder import saved_roots
 
 REGISTRY_FILE = "indexes.json"
 LAST_INDEX_FILE = "last-index"
@@ -54,6 +55,26 @@ class NamedIndex:
             "exists": self.exists,
         }
 
+    def details(self) -> dict[str, Any]:
+        """:meth:`to_dict` with what the index holds: its roots (as registered, else as the
+        index kept them), files, chunks, embedding model, size on disk and last write."""
+        out = self.to_dict()
+        if not self.exists:
+            return out
+        if not out["roots"]:
+            out["roots"] = {n: p for n, (p, kind) in saved_roots(self.folder).items()}
+        files = [f for f in self.folder.rglob("*") if f.is_file()]
+        out["size_bytes"] = sum(f.stat().st_size for f in files)
+        out["last_written"] = max(f.stat().st_mtime for f in files)
+        from noteseek.engine import open_engine  # the facade imports this module
+
+        with open_engine(self.folder, flags={"index.dir": str(self.folder)}) as engine:
+            status = engine.status()
+        out["files"] = sum(r["files"] for r in status["roots"])
+        out["chunks"] = sum(r["chunks"] for r in status["roots"])
+        out["model"] = status["embedding"]["index_model"]
+        return out
+
 
 def registry_file() -> Path:
     return user_config_file().parent / REGISTRY_FILE
@@ -79,6 +100,22 @@ def named_indexes() -> list[NamedIndex]:
     ]
 
 
+def named(name: str) -> NamedIndex:
+    """The index registered as ``name`` (NotFound naming the known ones if none, or if its
+    folder is gone)."""
+    data = _load()
+    item = data["indexes"].get(name)
+    if item is None:
+        raise NotFound(_unknown(name, data))
+    entry = _entry(name, item, data.get("in_use") == name)
+    if not entry.exists:
+        raise NotFound(
+            f"the index named {name!r} is gone ({entry.folder}); index its folders again "
+            f"with --name {name}, or remove the name (noteseek use --remove {name})"
+        )
+    return entry
+
+
 def in_use() -> NamedIndex | None:
     """The named index put in use, if any."""
     return next((n for n in named_indexes() if n.in_use), None)
@@ -99,16 +136,8 @@ def register(name: str, folder: Path, roots: Mapping[str, str], *, use: bool = F
 
 def use(name: str) -> NamedIndex:
     """Make the index named ``name`` the one commands open by default (NotFound if none)."""
+    entry = named(name)
     data = _load()
-    item = data["indexes"].get(name)
-    if item is None:
-        raise NotFound(_unknown(name, data))
-    entry = _entry(name, item, True)
-    if not entry.exists:
-        raise NotFound(
-            f"the index named {name!r} is gone ({entry.folder}); index its folders again "
-            f"with --name {name}, or remove the name (noteseek use --remove {name})"
-        )
     data["in_use"] = name
     _save(data)
     remember_last(entry.folder)

@@ -132,12 +132,22 @@ class Edge:
         return not self.target.startswith("?")
 
 
-def placeholder(name: str) -> str:
-    """The node id of an unresolved target: folded, without folders and extension."""
-    stem = posixpath.basename(name.strip().replace("\\", "/"))
+def placeholder(name: str, *, whole: bool = False) -> str:
+    """The node id of an unresolved target: folded, without folders and extension. With
+    ``whole`` (a memory's link), a target written with folders keeps them: ``src/auth.py``
+    and ``lib/auth.py`` are two files a memory may be about, not one name."""
+    path = name.strip().replace("\\", "/")
+    while path.startswith("./"):
+        path = path[2:]
+    stem = path.strip("/") if whole and "/" in path.strip("/") else posixpath.basename(path)
     if stem.lower().endswith(".md"):
         stem = stem[:-3]
     return "?" + " ".join(stem.split()).casefold()
+
+
+def bare_name(node: str) -> str:
+    """A placeholder's last part: ``?src/auth.py`` -> ``?auth.py``."""
+    return "?" + posixpath.basename(node[1:])
 
 
 _NOWHERE = DocInfo("", "", "", "")
@@ -352,7 +362,7 @@ def resolve_link(resolver: Resolver, link: RawLink, keys: set[str] | None = None
     )
     return Edge(
         link.source,
-        target if target is not None else placeholder(link.target),
+        target if target is not None else placeholder(link.target, whole=source.memory),
         typed,
         link.line,
         link.anchor,

@@ -45,7 +45,11 @@ from noteseek.sources.registry import spec_of, specs
 from noteseek.store.base import EdgeRow, GraphSource
 
 CAP_KEY = "graph_max_links"
-"""Meta: the ``search.max_links_per_document`` the kept graph was built with."""
+"""Meta: the ``search.max_links_per_document`` the kept graph was built with, and the
+version of its node ids (:data:`NODES`)."""
+NODES = 2
+"""Version of the kept graph's node ids: 2 keeps the folders of a memory's ghost nodes
+(``?src/auth.py``); a graph kept with another version is built again."""
 CHANGES_KEY = "graph_changes"
 """Meta: documents whose links were resolved again since the communities were computed."""
 SECONDS_KEY = "communities_seconds"
@@ -96,7 +100,7 @@ def build_link_graph(store: GraphSource, max_links_per_document: int = 0) -> Lin
 
 def graph_current(store: GraphSource, max_links_per_document: int) -> bool:
     """Whether the kept graph holds every write, built with this link cap."""
-    return store.meta(CAP_KEY) == str(max_links_per_document) and not store.graph_dirty()
+    return store.meta(CAP_KEY) == _cap(max_links_per_document) and not store.graph_dirty()
 
 
 def load_graph(store: GraphSource, max_links_per_document: int) -> LinkGraph | None:
@@ -111,6 +115,10 @@ def load_graph(store: GraphSource, max_links_per_document: int) -> LinkGraph | N
         if e.file_id in doc_of
     ]
     return LinkGraph.from_edges(docs, edges)
+
+
+def _cap(max_links_per_document: int) -> str:
+    return f"{max_links_per_document}/nodes{NODES}"
 
 
 def names_of(doc: DocInfo) -> str:
@@ -131,7 +139,7 @@ def sync_graph(store: GraphSource, max_links_per_document: int) -> GraphUpdate:
     The work is planned before the write transaction (a searching thread sharing the handle
     is not held up meanwhile) and planned again inside it if anything was committed between.
     """
-    cap = str(max_links_per_document)
+    cap = _cap(max_links_per_document)
     if store.meta(CAP_KEY) == cap and not store.graph_dirty():
         return GraphUpdate()
     token = store.change_token()

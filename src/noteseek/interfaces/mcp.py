@@ -11,7 +11,6 @@ traceback goes to the log). The index opens in the background, so the handshake 
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import signal
@@ -109,7 +108,60 @@ def render_text(name: str, payload: dict[str, Any]) -> str:
             f"{payload['doc_id']} > {' > '.join(payload['heading_path'])} "
             f"(lines {payload['start_line']}-{payload['end_line']})\n{payload['text']}"
         )
-    return json.dumps(payload, indent=1, default=str)
+    if isinstance(payload.get("commits"), list):
+        return _commits(payload)
+    return _compact(payload)
+
+
+def _commits(payload: dict[str, Any]) -> str:
+    """search_git_history: a line per commit, then its message, file and hunk."""
+    commits = payload["commits"]
+    lines = [f"{len(commits)} commits ({payload['mode']}, {payload['took_ms']} ms)"]
+    if "index" in payload:
+        lines.append(index_line(payload["index"]))
+    lines += [f"warning: {w}" for w in payload["warnings"]]
+    for c in commits:
+        total = c.get("files_changed", len(c["files"]))
+        shown = (
+            f"{len(c['files']):,} of {total:,} files"
+            if total > len(c["files"])
+            else (f"{total:,} files")
+        )
+        lines.append(
+            f"\n[{c['rank']}] {c['short_hash']} {c['date'][:10]} {c['author']}: {c['subject']} "
+            f"({shown} +{c['insertions']} -{c['deletions']}, score {c['score']:.3f})"
+        )
+        body = c["message"].strip()
+        if body and body != c["subject"]:
+            lines.append(body)
+        if c.get("file"):
+            lines.append(f"best match in {c['file']}: {c.get('snippet') or ''}".rstrip())
+        if c.get("hunk"):
+            lines.append(c["hunk"] + (" [truncated]" if c.get("hunk_truncated") else ""))
+    return "\n".join(lines)
+
+
+def _compact(payload: dict[str, Any]) -> str:
+    """Any other result, a line per field (a list of objects, a line per item): the JSON is in
+    the structured content, the text is for reading."""
+
+    def value(v: Any) -> str:
+        if isinstance(v, dict):
+            return ", ".join(f"{k}={value(x)}" for k, x in v.items()) or "none"
+        if isinstance(v, list):
+            return ", ".join(value(x) for x in v) or "none"
+        return str(v)
+
+    lines = []
+    for key, v in payload.items():
+        if isinstance(v, list) and v and all(isinstance(x, dict) for x in v):
+            lines.append(f"{key} ({len(v)}):")
+            lines += [f"  - {value(x)}" for x in v]
+        elif isinstance(v, str) and "\n" in v:
+            lines.append(f"{key}:\n{v}")
+        else:
+            lines.append(f"{key}: {value(v)}")
+    return "\n".join(lines)
 
 
 def _also(section: dict[str, Any]) -> str:

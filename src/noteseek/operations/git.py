@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import Field
 
 from noteseek.operations.context import Context
+from noteseek.operations.dates import WHEN_FORMS, When
 from noteseek.operations.params import (
     MAX_QUERY_CHARS,
     Bool,
@@ -49,11 +50,8 @@ class SearchGitHistory(Params):
         description="Only commits whose author's name or email contains this (case folded); a "
         "list matches any.",
     )
-    after: str | None = Field(
-        default=None,
-        description="Authored on or after: YYYY-MM-DD, an ISO time, or an age such as 30d, 6m.",
-    )
-    before: str | None = Field(default=None, description="Authored before (same forms).")
+    after: When = Field(default=None, description=f"Authored on or after: {WHEN_FORMS}.")
+    before: When = Field(default=None, description="Authored before (same forms).")
     repository: str | list[str] | None = Field(
         default=None, description="Only these git roots (names as results give them)."
     )

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import datetime as dt
 import time
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from noteseek.config.ranges import TOP_K
 from noteseek.operations.context import Context
 from noteseek.operations.memory_params import (
     AppendMemory,
@@ -28,9 +30,18 @@ from noteseek.operations.search import search_payload
 from noteseek.search.ask import Filter, SearchRequest
 from noteseek.sources.memory import MEMORY_SCOPE
 
+LINKED_FETCH = 3
+"""search_linked_memories fetches this many times the results asked for, to re-rank them."""
+LINK_CONTEXT_WEIGHT = 1.0
+"""How much the words around a memory's link to the document count: a result whose link
+context holds every query word scores twice what it would without."""
+
 if TYPE_CHECKING:
+    from noteseek.analysis import Analyzer
+    from noteseek.engine.memory import MemoryLink
     from noteseek.sources.memory.folder import MemoryFolder
     from noteseek.sources.memory.record import MemoryRecord
+    from noteseek.types import Hit
 
 
 def create_memory(ctx: Context, p: CreateMemory) -> dict[str, Any]:
@@ -133,15 +144,18 @@ def search_linked_memories(ctx: Context, p: SearchLinkedMemories) -> dict[str, A
     engine = ctx.engine
     node, links = engine.memory_links(p.target_document)
     linked = sorted({link.memory for link in links})
+    top_k = p.top_k or engine.settings.search.top_k
     request = SearchRequest(
         p.query,
-        top_k=p.top_k,
+        # More than asked: the words around the links re-rank them (below).
+        top_k=min(int(TOP_K.high), top_k * LINKED_FETCH),
         mode=p.mode,
         with_text=True,
         source=MEMORY_SCOPE,
         filter=Filter(doc_ids=linked),
     )
     response = engine.search(request)
+    response.hits = by_link_context(engine.analyzer(), p.query, response.hits, links)[:top_k]
     payload = search_payload(ctx, response)
     if not linked:
         payload["warnings"].append(f"no memory links to {p.target_document!r} yet")
@@ -154,6 +168,40 @@ def search_linked_memories(ctx: Context, p: SearchLinkedMemories) -> dict[str, A
         ],
     )
     return payload
+
+
+def by_link_context(
+    analyzer: Analyzer, query: str, hits: list[Hit], links: Sequence[MemoryLink]
+) -> list[Hit]:
+    """``hits`` re-ranked by the words around their links: a memory is about the linked
+    document where it links it, so a result whose lines hold a link whose context shares the
+    query's words goes up by that share (``LINK_CONTEXT_WEIGHT``; half as much for a link
+    elsewhere in the same memory). Scores stay 0-1, ranks and ``expanded_in`` follow."""
+    terms = set(analyzer.terms(query))
+    if not terms or not hits:
+        return hits
+    by_memory: dict[str, list[MemoryLink]] = {}
+    for link in links:
+        by_memory.setdefault(link.memory, []).append(link)
+
+    def share(found: Sequence[MemoryLink]) -> float:
+        words = set(analyzer.terms(" ".join(link.context for link in found)))
+        return len(terms & words) / len(terms)
+
+    for hit in hits:
+        own = by_memory.get(hit.doc_id, [])
+        near = [link for link in own if hit.start_line <= link.line <= hit.end_line]
+        boost = share(near) if near else share(own) / 2
+        hit.score *= 1 + LINK_CONTEXT_WEIGHT * boost
+    ranked = sorted(hits, key=lambda h: -h.score)
+    top = ranked[0].score or 1.0
+    new_rank = {hit.rank: i for i, hit in enumerate(ranked, 1)}
+    for i, hit in enumerate(ranked, 1):
+        hit.score /= top
+        hit.rank = i
+        if hit.expanded_in is not None:
+            hit.expanded_in = new_rank.get(hit.expanded_in, hit.expanded_in)
+    return ranked
 
 
 def flush_memories(ctx: Context, p: FlushMemories) -> dict[str, Any]:

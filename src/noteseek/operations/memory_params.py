@@ -6,6 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, WithJsonSchema
 
+from noteseek.operations.dates import WHEN_FORMS, When
 from noteseek.operations.params import (
     MAX_QUERY_CHARS,
     Bool,
@@ -56,10 +57,8 @@ class MemoryFilters(Params):
     )
     tags: Tags = Field(default=None, description="Only memories with every tag.")
     status: Status = "active"
-    after: str | None = Field(
-        default=None, description="Created on or after: YYYY-MM-DD, ISO time, or an age (7d)."
-    )
-    before: str | None = Field(default=None, description="Created before (same forms).")
+    after: When = Field(default=None, description=f"Created on or after: {WHEN_FORMS}.")
+    before: When = Field(default=None, description="Created before (same forms).")
     days: Int | None = Field(
         default=None, ge=1, le=36_500, description="Only memories created in the last N days."
     )

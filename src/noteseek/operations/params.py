@@ -28,6 +28,7 @@ from pydantic import (
 )
 
 from noteseek.config.ranges import EXPAND_CHARS, SCORE, SIMILARITY, TOP_K
+from noteseek.operations.dates import WHEN_FORMS, When
 from noteseek.operations.errors import Invalid
 from noteseek.operations.json_shape import shown_names, value_problem
 from noteseek.search.ask import Filter, SearchRequest
@@ -88,6 +89,7 @@ NotNull = BeforeValidator(_not_null)
 leaving it out gives the setting, and an explicit null is refused, as the schema says (an
 agent that follows the schema never sends one; one that does learns how to ask)."""
 Float = Annotated[float, _typed("a number")]
+
 Bool = Annotated[bool, Field(strict=True)]
 
 KEYWORD_ONLY_HELP = (
@@ -185,10 +187,8 @@ class SearchFilters(Params):
     )
     tags: list[str] | None = Field(default=None, description="Only documents with every tag.")
     root: str | list[str] | None = Field(default=None, description="Only these roots.")
-    after: str | None = Field(
-        default=None, description="Modified on or after: YYYY-MM-DD, ISO time, or an age (7d)."
-    )
-    before: str | None = Field(default=None, description="Modified before (same forms).")
+    after: When = Field(default=None, description=f"Modified on or after: {WHEN_FORMS}.")
+    before: When = Field(default=None, description="Modified before (same forms).")
     where: list[str] | None = Field(
         default=None, description="Frontmatter conditions, key=value or key!=value."
     )

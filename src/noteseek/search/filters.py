@@ -35,8 +35,33 @@ def _shown(value: str) -> str:
     return repr(value) if len(value) <= 80 else repr(value[:77]) + "..."
 
 
+_UNIX_RE = re.compile(r"@?([+-]?\d+(?:\.\d*)?)")
+_UNIX_DIGITS = 9
+"""Digits a bare number needs to be read as Unix time (``1735689600``): a shorter one is more
+likely a year (``2025``) than a moment of 1970, so it is refused, not misread."""
+MAX_UNIX = 253_402_300_799.0
+"""9999-12-31T23:59:59Z, the last second ``datetime`` holds; -62,135,596,800 is 0001-01-01."""
+MIN_UNIX = -62_135_596_800.0
+
+
+def unix_seconds(value: float | int, shown: str | None = None) -> float:
+    """``value`` as seconds since 1970 (Unix time), or :class:`FilterError` when it is no
+    moment a date can name (not finite, before year 1 or after year 9999)."""
+    try:
+        seconds = float(value)
+    except OverflowError:
+        seconds = float("inf")
+    if not MIN_UNIX <= seconds <= MAX_UNIX:  # NaN included
+        raise FilterError(
+            f"the Unix time {shown or value!r} is not a moment between the years 1 and 9999: "
+            f"give seconds since 1970 from {MIN_UNIX:,.0f} to {MAX_UNIX:,.0f}"
+        )
+    return seconds
+
+
 def parse_when(value: str, *, now: float | None = None) -> float:
-    """A point in time: ISO date or date-time, ``today``, ``yesterday``, or an age (``7d``).
+    """A point in time: ISO date or date-time, ``today``, ``yesterday``, an age (``7d``), or
+    Unix time in seconds (``@1735689600``, or a bare number of at least nine digits).
 
     Every date from 0001-01-01 to 9999-12-31 can be written; a date without a time zone is
     local time.
@@ -62,10 +87,15 @@ def parse_when(value: str, *, now: float | None = None) -> float:
     try:
         return timestamp(datetime.fromisoformat(value.strip().replace("Z", "+00:00")))
     except ValueError:
-        raise FilterError(
-            f"cannot read the date {_shown(value)}: use YYYY-MM-DD, an ISO date-time, 'today', "
-            "'yesterday' or an age like 7d, 2w, 6m, 1y"
-        ) from None
+        pass
+    m = _UNIX_RE.fullmatch(text) if len(text) <= 40 else None
+    if m and (text.startswith("@") or len(m.group(1).lstrip("+-").split(".")[0]) >= _UNIX_DIGITS):
+        return unix_seconds(float(m.group(1)), text)
+    raise FilterError(
+        f"cannot read the date {_shown(value)}: use YYYY-MM-DD, an ISO date-time, 'today', "
+        "'yesterday', an age like 7d, 2w, 6m, 1y, or Unix time in seconds (@1735689600, or a "
+        "number of at least 9 digits)"
+    )
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -148,7 +178,9 @@ def build_filters(asked: Filter = NO_FILTER, kinds: Iterable[str] = ()) -> Filte
     def when(v: str | float | None) -> float | None:
         if v is None or v == "":
             return None
-        return float(v) if isinstance(v, int | float) else parse_when(unicode_text(v))
+        if isinstance(v, bool):
+            raise FilterError("a date cannot be true or false")
+        return unix_seconds(v) if isinstance(v, int | float) else parse_when(unicode_text(v))
 
     # Lone surrogates (bytes that were not UTF-8) cannot be bound to SQL: U+FFFD instead.
     paths, tags, roots = map(_texts, (asked.paths, asked.tags, asked.roots))

@@ -102,6 +102,9 @@ def _main(
     index_dir: Path | None = typer.Option(
         None, "--index-dir", help="Index folder (overrides index.dir)."
     ),
+    index: str | None = typer.Option(
+        None, "--index", help="A named index (noteseek indexes lists them) instead of this one."
+    ),
     version: bool = typer.Option(
         False,
         "--version",
@@ -112,6 +115,19 @@ def _main(
 ) -> None:
     State.config_file = config
     State.flags = {"index.dir": str(index_dir)} if index_dir else {}
+    if index is not None:
+        use_named(index)
+
+
+def use_named(name: str) -> None:
+    """Open the index registered as ``name`` (``noteseek index FOLDER --name NAME``)."""
+    from noteseek.engine.named import named
+    from noteseek.engine.results import NotFound
+
+    try:
+        State.flags["index.dir"] = str(named(name).folder)
+    except NotFound as exc:
+        raise fail(str(exc), EXIT_USAGE) from None
 
 
 def fail(message: str, code: int) -> typer.Exit:

@@ -7,7 +7,8 @@ SessionStart and UserPromptSubmit, or with ``--json`` its structured form
 (``hookSpecificOutput.additionalContext``). Events: ``session-start`` (bring the memory index
 up to date, print an orientation), ``prompt`` (the memories that answer the prompt),
 ``stop``, ``session-end`` and ``pre-compact`` (summarise the session into its entry of the
-daily log, in a process of its own unless ``--wait``).
+daily log, in a process of its own unless ``--wait``, which says what it did in
+``hooks.log`` in noteseek's data folder).
 
 A hook never blocks or breaks the agent: it gives up after ``hooks.time_limit`` seconds, and
 any error is one line on standard error with exit status 0 (``--strict``: status 1, for tests).
@@ -40,6 +41,8 @@ EVENTS = {
 """Each command and the Claude Code event it answers."""
 CAPTURING = ("stop", "session-end", "pre-compact")
 MAX_PAYLOAD_BYTES = 4 * 1024 * 1024
+LOG_FILE = "hooks.log"
+MAX_LOG_BYTES = 1_000_000
 FIRST_LIMIT = 60.0
 """Seconds allowed before the settings (and ``hooks.time_limit``) are read."""
 
@@ -142,17 +145,34 @@ def _detach(argv: list[str], payload: bytes) -> None:
     outlives the agent's hook call), handing it the payload; return at once."""
     import subprocess
 
+    log = _log_file()
     child = subprocess.Popen(
         [sys.executable, "-m", "noteseek.interfaces.cli", "hook", *argv, "--wait"],
         stdin=subprocess.PIPE,
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        stderr=log if log is not None else subprocess.DEVNULL,
         start_new_session=True,
     )
+    if log is not None:
+        log.close()
     assert child.stdin is not None
     with contextlib.suppress(BrokenPipeError):
         child.stdin.write(payload)
     child.stdin.close()
+
+
+def _log_file() -> Any:
+    """``hooks.log`` in noteseek's data folder, where a capture in its own process says what
+    it did (started again past 1 MB); None when it cannot be opened."""
+    from noteseek.config import data_dir
+
+    path = data_dir() / LOG_FILE
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        big = path.exists() and path.stat().st_size > MAX_LOG_BYTES
+        return path.open("wb" if big else "ab")
+    except OSError:
+        return None
 
 
 def _engine(args: argparse.Namespace, hook: HookInput) -> Engine:

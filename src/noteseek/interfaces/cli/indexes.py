@@ -7,6 +7,7 @@ every command without a project file opens it until another ``use``.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from typing import Annotated
 
@@ -63,16 +64,25 @@ def indexes(
 
 def _list(as_json: bool) -> None:
     found = named_indexes()
+    details = [n.details() for n in found]
     if as_json:
-        out.print_json(json.dumps([n.to_dict() for n in found], ensure_ascii=False))
+        out.print_json(json.dumps(details, ensure_ascii=False))
         return
     if not found:
         err.print("no named indexes yet: noteseek index FOLDER --name NAME registers one")
         return
-    for item in found:
+    for item, info in zip(found, details, strict=True):
         mark = "*" if item.in_use else " "
         gone = "" if item.exists else "  [red](gone)[/]"
-        out.print(f"{mark} [bold]{escape(item.name)}[/]  {escape(_line(item))}{gone}")
+        line = index_line({"dir": info["dir"], "roots": sorted(info["roots"])})
+        out.print(f"{mark} [bold]{escape(item.name)}[/]  {escape(line)}{gone}")
+        if item.exists:
+            written = dt.datetime.fromtimestamp(info["last_written"]).strftime("%Y-%m-%d %H:%M")
+            model = info["model"] or "keyword only"
+            out.print(
+                f"    {info['files']:,} files, {info['chunks']:,} chunks, {model}, "
+                f"{info['size_bytes'] / 1e6:,.1f} MB, last written {written}"
+            )
     if in_use() is None:
         err.print("[dim]none in use: commands open the index used last[/]")
 

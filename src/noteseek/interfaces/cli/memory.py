@@ -31,7 +31,10 @@ StatusOpt = Annotated[
     str | None, typer.Option("--status", help="active (default), archived or all.")
 ]
 DaysOpt = Annotated[int | None, typer.Option("--days", help="Created in the last N days.")]
-AfterOpt = Annotated[str | None, typer.Option(help="Created on/after: 2026-01-31, 7d, today.")]
+AfterOpt = Annotated[
+    str | None,
+    typer.Option(help="Created on/after: 2026-01-31, 7d, today, or Unix time (@1767139200)."),
+]
 BeforeOpt = Annotated[str | None, typer.Option(help="Created before this date.")]
 TopKOpt = Annotated[
     int | None, typer.Option("--top-k", "-k", help="Results, 1-1000 (default search.top_k).")

@@ -57,7 +57,8 @@ def search(
         list[str] | None, typer.Option("--root", help="Root name (repeatable).")
     ] = None,
     after: Annotated[
-        str | None, typer.Option(help="Modified on/after: 2026-01-31, 7d, today.")
+        str | None,
+        typer.Option(help="Modified on/after: 2026-01-31, 7d, today, or Unix time (@1767139200)."),
     ] = None,
     before: Annotated[str | None, typer.Option(help="Modified before this date.")] = None,
     where: Annotated[

@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from noteseek.config import ConfigError
-from noteseek.interfaces.cli.common import EXIT_USAGE, State, app, err, fail
+from noteseek.interfaces.cli.common import EXIT_USAGE, State, app, err, fail, use_named
 
 
 def _load_live_config() -> Any:
@@ -57,16 +57,25 @@ LiveConfigOption = Annotated[
 ]
 
 
+IndexOption = Annotated[
+    str | None,
+    typer.Option("--index", help="Serve the named index (noteseek indexes lists them)."),
+]
+
+
 @app.command("mcp")
 def mcp_command(
     watch: WatchOption = True,
     config: LiveConfigOption = None,
+    index: IndexOption = None,
 ) -> None:
     """Serve noteseek's tools to AI agents over MCP on stdin/stdout."""
     import logging
 
     if config is not None:
         State.config_file = config
+    if index is not None:
+        use_named(index)
 
     from noteseek.interfaces.mcp import run_stdio
 
@@ -99,12 +108,15 @@ def serve_command(
     ] = None,
     watch: WatchOption = True,
     config: LiveConfigOption = None,
+    index: IndexOption = None,
 ) -> None:
     """Serve the HTTP API, MCP over streamable HTTP (/mcp) and the web page."""
     import logging
 
     if config is not None:
         State.config_file = config
+    if index is not None:
+        use_named(index)
     for key, value in (("serve.host", host), ("serve.port", port), ("serve.token", token)):
         if value is not None:
             State.flags[key] = value

@@ -1,5 +1,6 @@
-"""Writing an agent memory folder as plain files: create, append, update, delete, restore,
-read, list and stats, with no index involved.
+"""Writing an agent memory folder as plain files: create, append, update, delete and restore,
+with no index involved (reading, listing and counting are :mod:`~noteseek.sources.memory.
+reading`'s).
 
 The files stay the source of truth that a person can read, diff and edit; the index is derived
 from them by the scanning source. So every write is atomic (a hidden temporary file in the same
@@ -8,6 +9,11 @@ processes may write at once), is bounded in size, and never rewrites a file it c
 faithfully (invalid frontmatter, not UTF-8): such a file is reported, and left for a person to
 fix. The layout, the names, the field values, the errors and :class:`MemoryRecord` are in
 :mod:`noteseek.sources.memory.format`.
+
+A write costs the same however many memories the folder holds: the folder's table
+(:mod:`~noteseek.sources.memory.table`) says which memory already holds a text and which name
+looks like a new one, so no write reads the other files (should the table be unusable, a
+create reads them all, as it did before the table).
 """
 
 from __future__ import annotations
@@ -15,10 +21,10 @@ from __future__ import annotations
 import builtins
 import dataclasses
 import datetime as dt
+import logging
 import os
-from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,6 +32,7 @@ from typing import Any
 import filelock
 
 from noteseek.sources.memory import format as fmt
+from noteseek.sources.memory import names as nm
 from noteseek.sources.memory.durable import fsync_dir, make_dirs, write_atomic
 from noteseek.sources.memory.format import (
     MEMORY_STATUSES,
@@ -33,10 +40,20 @@ from noteseek.sources.memory.format import (
     TRASH,
     InvalidMemory,
     MemoryFolderError,
-    MemoryKind,
     NotFound,
 )
-from noteseek.sources.memory.record import MemoryRecord, build_record, fields_match
+from noteseek.sources.memory.reading import (
+    FolderFiles,
+    ListResult,
+    MemoryStats,
+    mtime_of,
+    reason,
+)
+from noteseek.sources.memory.table import FolderTable, TableError, text_key
+
+__all__ = ["ListResult", "MemoryFolder", "MemoryStats", "WriteResult"]
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,31 +67,21 @@ class WriteResult:
     created: bool
     duplicate_of: str | None
     message: str
+    changed: bool = True
+    """False when the write found nothing to change (an update to the values already there)."""
 
 
 @dataclass(slots=True)
-class ListResult:
-    records: list[MemoryRecord] = field(default_factory=list)
-    """Newest first, without bodies."""
-    problems: list[tuple[str, str]] = field(default_factory=list)
-    """(name, reason) of files that could not be read: reported, never fatal."""
+class _Held:
+    """The folder held by one write: its real path, its table (None when unusable), and the
+    memories the write changed (entered into the table before the lock is given up)."""
+
+    base: str
+    table: FolderTable | None
+    changed: list[str] = field(default_factory=list)
 
 
-@dataclass(frozen=True, slots=True)
-class MemoryStats:
-    memories: int
-    """Memory files outside the trash, daily logs and the long-term file included."""
-    by_type: dict[str, int]
-    by_status: dict[str, int]
-    daily_logs: int
-    total_bytes: int
-    trash: int
-    oldest: dt.datetime | None
-    newest: dt.datetime | None
-    problems: int
-
-
-class MemoryFolder:
+class MemoryFolder(FolderFiles):
     """An agent memory folder (``MEMORY.md``, ``memory/YYYY-MM-DD.md``, named memories,
     ``.trash/``), written and read as plain files.
 
@@ -92,11 +99,7 @@ class MemoryFolder:
         lock_timeout: float = 10.0,
         clock: Callable[[], dt.datetime] | None = None,
     ) -> None:
-        if max_bytes < 1:
-            raise ValueError("max_bytes must be positive")
-        self.path = Path(os.path.abspath(Path(path).expanduser()))
-        self.max_bytes = max_bytes
-        self.max_file_bytes = max_bytes * 4
+        super().__init__(path, max_bytes=max_bytes)
         self.lock_timeout = lock_timeout
         self._clock = clock or dt.datetime.now
         # Writes hold the lock for milliseconds: poll often, so waiting writers follow soon.
@@ -119,7 +122,10 @@ class MemoryFolder:
         """Write a new named memory. An existing memory of that name is returned unchanged
         when it holds the same (type, status, tags, title, text), and is a :class:`Conflict`
         otherwise; a memory that already holds the same text is returned as ``duplicate_of``.
-        ``links`` become a last line ``Related: [[a]], [[b]]``."""
+        ``links`` become a last line ``Related: [[a]], [[b]]``. The name is written in NFC; one
+        that differs from an existing memory's or folder's only in how its letters are
+        composed names that memory; one that only looks like it (look-alike letters, letter
+        case) is a :class:`Conflict`."""
         rel = fmt.check_name(name, new=True)
         kind_type = fmt.check_choice("type", type, MEMORY_TYPES)
         kind_status = fmt.check_choice("status", status, MEMORY_STATUSES)
@@ -129,15 +135,20 @@ class MemoryFolder:
         )
         related = ", ".join(f"[[{link}]]" for link in link_list)
         rest = "\n\n".join(p for p in (text, related and f"Related: {related}") if p)
-        with self._writing() as base:
+        with self._writing() as held:
+            base = held.base
+            rel = self._present(base, rel)
             apparent, real = self._resolve(base, rel)
             if os.path.lexists(apparent):
                 wanted = (kind_type, kind_status, tag_list, heading, rest)
                 return self._same_or_conflict(apparent, real, rel, wanted)
-            duplicate = self._find_duplicate(base, text) if text else None
+            self._refuse_look_alike(held, rel)
+            duplicate = self._find_duplicate(held, text) if text else None
             if duplicate is not None:
-                message = f"memory {duplicate.name!r} already holds this text; nothing written"
-                return WriteResult(duplicate.name, duplicate.path, False, duplicate.name, message)
+                message = f"memory {duplicate!r} already holds this text; nothing written"
+                path = Path(base, f"{duplicate}.md")
+                return WriteResult(duplicate, path, False, duplicate, message, changed=False)
+            held.changed.append(rel)
             now = self._now()
             keys = ("type", "status", "tags", "created_at", "updated_at")
             values: tuple[Any, ...] = (kind_type, kind_status, tag_list, now, now)
@@ -176,14 +187,17 @@ class MemoryFolder:
         gets its text (None when there is no log yet) and returns the new text, or None to
         leave it as it is. Bytes that are not UTF-8 come back as they were."""
         name = fmt.daily_name(day)
-        with self._writing() as base:
-            apparent, real = self._resolve(base, name)
+        with self._writing() as held:
+            apparent, real = self._resolve(held.base, name)
             old = None
             if os.path.lexists(apparent):
                 old = self._read_file(real, name)[0].decode("utf-8", "surrogateescape")
             new = edit(old)
             if new is None or new == old:
-                return WriteResult(name, Path(apparent), False, None, f"{name} is unchanged")
+                return WriteResult(
+                    name, Path(apparent), False, None, f"{name} is unchanged", changed=False
+                )
+            held.changed.append(name)
             self._write(real, new.encode("utf-8", "surrogateescape"), name)
         return WriteResult(name, Path(apparent), True, None, f"wrote {name}")
 
@@ -220,8 +234,9 @@ class MemoryFolder:
         if append_text is not None:
             extra = fmt.clean_text("append_text", append_text, self.max_bytes)
         heading = fmt.clean_title(title)
-        with self._writing() as base:
-            apparent, real = self._resolve(base, rel)
+        with self._writing() as held:
+            rel = self._present(held.base, rel)
+            apparent, real = self._resolve(held.base, rel)
             if not os.path.isfile(real):
                 raise NotFound(f"no memory named {rel!r}; list the memories to see their names")
             data, st = self._read_file(real, rel)
@@ -241,11 +256,14 @@ class MemoryFolder:
                 out_body = (f"{top}\n\n" if top else "") + rest + "\n"
             if "tags" in fields:
                 raw.pop("tag", None)  # one place for tags: both keys would be read as one list
+            if not text_changed and doc.yaml is not None and _holds(raw, fields):
+                message = f"memory {rel!r} already has these values; nothing written"
+                return WriteResult(rel, Path(apparent), False, None, message, changed=False)
             raw.update(fields)
             named = fmt.memory_kind(f"{rel}.md") == "memory"
             if doc.yaml is not None or fields or named:
                 if named and "created_at" not in raw:
-                    raw["created_at"] = _mtime(st)  # what listings showed as its creation
+                    raw["created_at"] = mtime_of(st)  # what listings showed as its creation
                 raw["updated_at"] = self._now()
                 if doc.yaml is not None and not text_changed:
                     out = fmt.render_frontmatter(raw) + doc.body  # the text exactly as it was
@@ -258,6 +276,7 @@ class MemoryFolder:
                 )
             else:
                 out = out_body
+            held.changed.append(rel)
             self._write(real, out, rel)
         return WriteResult(rel, Path(apparent), False, None, f"updated memory {rel!r}")
 
@@ -265,10 +284,13 @@ class MemoryFolder:
         """Move a memory into ``.trash/`` at the same relative path (with a ``~timestamp``
         suffix when an older copy is already there); the result's name is the trash name."""
         rel = fmt.check_name(name)
-        with self._writing() as base:
+        with self._writing() as held:
+            base = held.base
+            rel = self._present(base, rel)
             apparent = self._resolve(base, rel)[0]
             if not os.path.isfile(apparent):
                 raise NotFound(f"no memory named {rel!r}; list the memories to see their names")
+            held.changed.append(rel)
             trash_rel = rel
             if self._trash_versions(base, rel):
                 stamp, n = fmt.trash_stamp(self._now()), 1
@@ -290,7 +312,8 @@ class MemoryFolder:
             chosen, original = fmt.parse_trash_name(name)
         else:
             original = fmt.check_name(name)
-        with self._writing() as base:
+        with self._writing() as held:
+            base = held.base
             if chosen is None:
                 versions = self._trash_versions(base, original)
                 if not versions:
@@ -308,90 +331,20 @@ class MemoryFolder:
                     f"cannot restore {original!r}: a memory with that name exists; delete or "
                     "update that one instead"
                 )
+            held.changed.append(original)
             self._move(source, target, original)
         message = f"restored {TRASH}/{chosen} as {original!r}"
         return WriteResult(original, Path(target), False, None, message)
 
-    # -- reading -----------------------------------------------------------------------------
-
-    def read(self, name: str) -> MemoryRecord:
-        """One memory with its body (a trash name ``.trash/...`` reads a deleted one)."""
-        trashed = isinstance(name, str) and name.startswith(TRASH + "/")
-        if trashed:
-            rel, original = fmt.parse_trash_name(name)
-        else:
-            rel = original = fmt.check_name(name)
-        base = os.path.realpath(self.path)
-        apparent, real = self._resolve(base, rel, trash=trashed)
-        if not os.path.isfile(real):
-            raise NotFound(f"no memory named {name!r}; list the memories to see their names")
-        shown = f"{TRASH}/{rel}" if trashed else rel
-        kind = fmt.memory_kind(f"{original}.md") or "memory"
-        return self._record(apparent, real, shown, kind, trashed)
-
-    def stats(self) -> MemoryStats:
-        """Counts over the folder (trash apart), and how many files could not be read."""
-        listed = self.list(include_trash=True)
-        live = [r for r in listed.records if not r.trashed]
-        created = [r.created_at for r in live]
-        return MemoryStats(
-            memories=len(live),
-            by_type=dict(Counter(r.type for r in live)),
-            by_status=dict(Counter(r.status for r in live)),
-            daily_logs=sum(r.kind == "daily" for r in live),
-            total_bytes=sum(r.size for r in live),
-            trash=len(listed.records) - len(live),
-            oldest=min(created, default=None),
-            newest=max(created, default=None),
-            problems=len(listed.problems),
-        )
-
-    def list(
-        self,
-        *,
-        type: str | None = None,
-        tags: Iterable[str] | str = (),
-        status: str | None = None,
-        after: dt.datetime | None = None,
-        before: dt.datetime | None = None,
-        include_trash: bool = False,
-    ) -> ListResult:
-        """Memories (without bodies), newest first, filtered: every tag must be present (case
-        apart; ``project`` matches ``project/atlas``), created at or after ``after`` and before
-        ``before``. Files that cannot be read are reported in ``problems``."""
-        want_type = None if type is None else fmt.check_choice("type", type, MEMORY_TYPES)
-        want_status = (
-            None if status is None else fmt.check_choice("status", status, MEMORY_STATUSES)
-        )
-        want_tags = [t.casefold() for t in fmt.clean_tags(tags)]
-        start, end = (None if v is None else fmt.local_time(v) for v in (after, before))
-        result = ListResult()
-        base = os.path.realpath(self.path)
-        for name, apparent, real, kind, trashed in self._memory_files(
-            base, include_trash, result.problems
-        ):
-            try:
-                record = self._record(apparent, real, name, kind, trashed)
-            except (MemoryFolderError, OSError) as exc:
-                result.problems.append((name, _reason(exc)))
-                continue
-            if fields_match(
-                record, type=want_type, status=want_status, tags=want_tags, after=start, before=end
-            ):
-                result.records.append(dataclasses.replace(record, body=None))
-        result.records.sort(key=lambda r: r.name)
-        result.records.sort(key=lambda r: r.created_at, reverse=True)
-        return result
-
-    # -- internals ---------------------------------------------------------------------------
-
     @contextmanager
-    def _writing(self) -> Iterator[str]:
-        """Hold the folder's lock (creating the folder first); yields its real path."""
+    def _writing(self) -> Iterator[_Held]:
+        """Hold the folder's lock (creating the folder first) with its table brought up to
+        date; the memories the write lists in ``changed`` are entered into the table before
+        the lock is given up."""
         try:
             make_dirs(str(self.path))
         except OSError as exc:
-            raise MemoryFolderError(f"cannot create the memory folder: {_reason(exc)}") from exc
+            raise MemoryFolderError(f"cannot create the memory folder: {reason(exc)}") from exc
         try:
             self._lock.acquire()
         except filelock.Timeout:
@@ -400,44 +353,60 @@ class MemoryFolder:
                 "try again in a moment"
             ) from None
         try:
-            yield os.path.realpath(self.path)
+            base = os.path.realpath(self.path)
+            with self._table(base) as table:
+                held = _Held(base, table)
+                try:
+                    yield held
+                finally:
+                    if table is not None:
+                        for name in held.changed:
+                            table.record(name)
         finally:
             self._lock.release()
 
+    @contextmanager
+    def _table(self, base: str) -> Iterator[FolderTable | None]:
+        """The folder's table, or None when it cannot be used (said in the log: creates then
+        read the folder to find an identical text)."""
+        stack = ExitStack()
+        try:
+            table: FolderTable | None = stack.enter_context(
+                FolderTable.opened(base, lambda name: self._digest(base, name))
+            )
+        except TableError as exc:
+            log.warning("%s; looking for identical texts in the files", exc)
+            table = None
+        try:
+            with stack:
+                yield table
+        except TableError as exc:
+            log.warning("%s; the next write lists the folder again", exc)
+
+    def _digest(self, base: str, name: str) -> str | None:
+        """The text key of the memory ``name`` as its file holds it (see ``table.py``)."""
+        try:
+            real = self._resolve(base, name)[1]
+            data = self._read_file(real, name)[0]
+            doc = fmt.parse_text(fmt.decode_text(data, name), name, "")
+        except (MemoryFolderError, OSError):
+            return None
+        return text_key(fmt.core_text(fmt.split_heading(doc.body)[1].strip("\n")))
+
+    def _refuse_look_alike(self, held: _Held, rel: str) -> None:
+        """:class:`Conflict` when a file or folder there looks like ``rel`` or a folder in it."""
+        alike = held.table.find_alike(rel) if held.table is not None else None
+        if alike is None:
+            return
+        part, existing = alike
+        what = "memory" if part == rel else "folder"
+        raise fmt.Conflict(
+            f"memory name {rel!r}: {part!r} looks like the existing {what} {existing!r} "
+            f"({nm.why_alike(part, existing)}); use {existing!r}, or a name that looks different"
+        )
+
     def _now(self) -> dt.datetime:
         return fmt.local_time(self._clock()).replace(microsecond=0)
-
-    def _resolve(self, base: str, rel: str, *, trash: bool = False) -> tuple[str, str]:
-        """(path as named, real path) of a memory's file, refused when symbolic links take it
-        out of the folder, or onto a file that is not a memory (or not in the trash)."""
-        prefix = TRASH + "/" if trash else ""
-        apparent = os.path.join(base, f"{prefix}{rel}.md")
-        real = os.path.realpath(apparent)
-        real_rel = os.path.relpath(real, base).replace(os.sep, "/")
-        inner = real_rel.removeprefix(prefix)
-        if trash and inner.endswith(".md"):
-            inner = fmt.split_trash_name(inner[:-3])[0] + ".md"
-        if (
-            not real_rel.startswith(prefix)
-            or real_rel.startswith("../")
-            or not fmt.memory_kind(inner)
-        ):
-            raise fmt.InvalidName(
-                f"memory name {rel!r} leads outside the memory folder (or to a file that is not "
-                "a memory) through a symbolic link; choose another name"
-            )
-        return apparent, real
-
-    def _read_file(self, path: str, name: str) -> tuple[bytes, os.stat_result]:
-        with open(path, "rb") as fh:
-            st = os.fstat(fh.fileno())
-            data = fh.read(self.max_file_bytes + 1)
-        if len(data) > self.max_file_bytes:
-            raise fmt.TooLarge(
-                f"{name} is larger than the limit of {self.max_file_bytes} bytes per file "
-                "(4 x max_bytes); split it by hand"
-            )
-        return data, st
 
     def _write(self, path: str, text: str | bytes, name: str) -> None:
         data = text.encode() if isinstance(text, str) else text
@@ -450,61 +419,29 @@ class MemoryFolder:
         try:
             write_atomic(path, data)
         except OSError as exc:
-            raise MemoryFolderError(f"could not write {name}: {_reason(exc)}") from exc
+            raise MemoryFolderError(f"could not write {name}: {reason(exc)}") from exc
 
     def _move(self, source: str, target: str, name: str) -> None:
         try:
             make_dirs(os.path.dirname(target))
             os.rename(source, target)
         except OSError as exc:
-            raise MemoryFolderError(f"could not move {name}: {_reason(exc)}") from exc
+            raise MemoryFolderError(f"could not move {name}: {reason(exc)}") from exc
         fsync_dir(os.path.dirname(source))
         fsync_dir(os.path.dirname(target))
 
-    def _record(
-        self, apparent: str, real: str, name: str, kind: MemoryKind, trashed: bool
-    ) -> MemoryRecord:
-        data, st = self._read_file(real, name)
-        return build_record(name, Path(apparent), kind, data, _mtime(st), trashed=trashed)
-
-    def _memory_files(
-        self, base: str, include_trash: bool, problems: builtins.list[tuple[str, str]]
-    ) -> Iterator[tuple[str, str, str, MemoryKind, bool]]:
-        """(name, path, real path, kind, trashed) of every memory file, in name order; links
-        leading out of the folder and links to folders are reported, not followed."""
-        tops = [(base, False)]
-        if include_trash and os.path.isdir(os.path.join(base, TRASH)):
-            tops.append((os.path.join(base, TRASH), True))
-        for top, trashed in tops:
-            for dirpath, dirnames, filenames in os.walk(top):
-                rel_dir = os.path.relpath(dirpath, top).replace(os.sep, "/")
-                prefix = "" if rel_dir == "." else rel_dir + "/"
-                dirnames[:] = sorted(d for d in dirnames if not d.startswith((".", "~")))
-                for d in [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]:
-                    problems.append((prefix + d, "a symbolic link to a folder; not followed"))
-                for filename in sorted(filenames):
-                    rel = prefix + filename
-                    original = fmt.split_trash_name(rel[:-3])[0] + ".md" if trashed else rel
-                    kind = fmt.memory_kind(original) if rel.endswith(".md") else None
-                    if kind is None:
-                        continue
-                    name = f"{TRASH}/{rel[:-3]}" if trashed else rel[:-3]
-                    try:
-                        real = self._resolve(base, rel[:-3], trash=trashed)[1]
-                    except fmt.InvalidName:
-                        problems.append((name, "a symbolic link leading out of the memory folder"))
-                        continue
-                    yield name, os.path.join(dirpath, filename), real, kind, trashed
-
-    def _find_duplicate(self, base: str, text: str) -> MemoryRecord | None:
+    def _find_duplicate(self, held: _Held, text: str) -> str | None:
+        """The memory that holds ``text`` already: from the table, else by reading them all."""
+        if held.table is not None:
+            return held.table.find_text(text_key(fmt.core_text(text)))
         want = fmt.normalise(fmt.core_text(text))
-        for name, apparent, real, kind, _ in self._memory_files(base, False, []):
+        for name, apparent, real, kind, _ in self._memory_files(held.base, False, []):
             try:
                 record = self._record(apparent, real, name, kind, False)
             except (MemoryFolderError, OSError):
                 continue
             if fmt.normalise(fmt.core_text(record.body or "")) == want:
-                return record
+                return record.name
         return None
 
     def _same_or_conflict(
@@ -516,14 +453,15 @@ class MemoryFolder:
         try:
             r = self._record(apparent, real, rel, kind, False)
         except (MemoryFolderError, OSError) as exc:
-            raise fmt.Conflict(f"a memory named {rel!r} already exists ({_reason(exc)})") from exc
+            raise fmt.Conflict(f"a memory named {rel!r} already exists ({reason(exc)})") from exc
         type_, status, tags, title, rest = wanted
         if (
             (r.type, r.status, r.title) == (type_, status, title)
             and [t.casefold() for t in r.tags] == [t.casefold() for t in tags]
             and fmt.normalise(r.body or "") == fmt.normalise(rest)
         ):
-            return WriteResult(rel, r.path, False, None, f"memory {rel!r} exists with this content")
+            message = f"memory {rel!r} exists with this content"
+            return WriteResult(rel, r.path, False, None, message, changed=False)
         raise fmt.Conflict(
             f"a memory named {rel!r} already exists with different content; use update to "
             "change it, or choose another name"
@@ -539,9 +477,8 @@ class MemoryFolder:
         return [f"{folder}/{v}" if folder else v for v in fmt.trash_versions(entries, stem)]
 
 
-def _mtime(st: os.stat_result) -> dt.datetime:
-    return dt.datetime.fromtimestamp(int(st.st_mtime)).astimezone()
-
-
-def _reason(exc: BaseException) -> str:
-    return (exc.strerror or str(exc)) if isinstance(exc, OSError) else str(exc)
+def _holds(raw: dict[Any, Any], fields: dict[str, Any]) -> bool:
+    """Whether frontmatter ``raw`` has every value of ``fields`` already (tags in one key)."""
+    if "tags" in fields and "tag" in raw:
+        return False
+    return all(raw.get(key) == value for key, value in fields.items())

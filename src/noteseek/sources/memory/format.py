@@ -28,6 +28,7 @@ import yaml
 from noteseek.parse.frontmatter import load_frontmatter
 from noteseek.parse.inline import clean_tag
 from noteseek.sources.base import WriteConflict, WriteNotFound, WriteRefused
+from noteseek.sources.memory import names
 
 MEMORY_TYPES: tuple[str, ...] = ("plan", "journal", "fact", "observation", "reflection")
 """The frontmatter ``type`` values of mcp-markdown-ragdocs' memory lane."""
@@ -40,7 +41,8 @@ TRASH = ".trash"
 """Soft-deleted memories, at the same relative path."""
 LOCK_NAME = ".noteseek-memory.lock"
 """The lock file every writer takes (hidden, so never a memory)."""
-MAX_NAME_CHARS = 200
+MAX_NAME_BYTES = names.MAX_NAME_BYTES
+MAX_SEGMENT_BYTES = names.MAX_SEGMENT_BYTES
 
 MemoryKind = Literal["long_term", "daily", "memory"]
 
@@ -127,12 +129,17 @@ def check_name(name: object, *, new: bool = False) -> str:
 
     Every name must stay inside the folder and clear of hidden, backup, trash and layout names;
     ``new`` also holds the name of a memory about to be created to the characters a person can
-    read and type everywhere (letters, digits, space, ``_ - .``) and keeps creation out of
+    read and type everywhere (letters, digits, space, ``_ - .``), in NFC, each folder and file
+    name within ``MAX_SEGMENT_BYTES`` and none a Windows device name, none looking like the
+    layout's names (:mod:`~noteseek.sources.memory.names`), and keeps creation out of
     ``memory/``, where only :meth:`MemoryFolder.append` writes. Whether the path really stays
-    inside once symbolic links are followed is checked by the folder, which knows where it is.
+    inside once symbolic links are followed is checked by the folder, which knows where it is,
+    and so is whether it looks like a name already there.
     """
     if not isinstance(name, str):
         raise InvalidName(f"a memory name must be a string, not {type(name).__name__}")
+    if new:
+        name = names.nfc(name)
     if name[-3:].lower() == ".md":
         name = name[:-3]
     if not name:
@@ -144,9 +151,9 @@ def check_name(name: object, *, new: bool = False) -> str:
                 f"memory name {shown} contains the control character U+{ord(char):04X}; "
                 "use letters, digits, spaces, '_', '-' and '.'"
             )
-    if len(name) > MAX_NAME_CHARS:
+    if (size := names.utf8_size(name)) > MAX_NAME_BYTES:
         raise InvalidName(
-            f"memory name is {len(name)} characters long; at most {MAX_NAME_CHARS} are allowed"
+            f"memory name is {size:,} bytes long in UTF-8; at most {MAX_NAME_BYTES:,} are allowed"
         )
     if "\\" in name:
         raise InvalidName(f"memory name {shown} contains a backslash; separate folders with '/'")
@@ -186,6 +193,18 @@ def _check_segment(part: str, shown: str, new: bool) -> None:
         )
     if not new:
         return
+    if (size := names.utf8_size(part)) > MAX_SEGMENT_BYTES:
+        start = part if len(part) <= 24 else part[:21] + "..."
+        raise InvalidName(
+            f"memory name: segment {start!r} is {size} bytes long in UTF-8 ({len(part)} "
+            f"characters); a folder or file name holds at most {MAX_SEGMENT_BYTES} bytes"
+        )
+    device = names.device_name(part)
+    if device is not None:
+        raise InvalidName(
+            f"memory name {shown}: {part!r} is the Windows device name {device.upper()}, "
+            "which no file can have on Windows (with any extension); choose another name"
+        )
     for char in part:
         if not (char in _SPECIAL_CHARS or unicodedata.category(char)[0] in "LM" or char.isdigit()):
             raise InvalidName(
@@ -218,15 +237,15 @@ def _check_layout(name: str, parts: list[str], shown: str, new: bool) -> None:
             )
     if not new:
         return
-    if name.casefold() == "memory" and name != LONG_TERM[:-3]:
+    if names.skeleton(name) == names.skeleton("memory") and name != LONG_TERM[:-3]:
         raise InvalidName(
-            f"memory name {shown} differs from the long-term file MEMORY only in letter case; "
-            "use 'MEMORY' or another name"
+            f"memory name {shown} looks like the long-term file MEMORY ("
+            f"{names.why_alike(name, 'MEMORY')}); use 'MEMORY' or another name"
         )
-    if parts[0].casefold() == DAILY_DIR and parts[0] != DAILY_DIR and len(parts) > 1:
+    if parts[0] != DAILY_DIR and names.skeleton(parts[0]) == DAILY_DIR and len(parts) > 1:
         raise InvalidName(
-            f"memory name {shown} differs from the daily-log folder '{DAILY_DIR}/' only in "
-            "letter case; choose another folder"
+            f"memory name {shown}: folder {parts[0]!r} looks like the daily-log folder "
+            f"'{DAILY_DIR}/' ({names.why_alike(parts[0], DAILY_DIR)}); choose another folder"
         )
     stem, dot, suffix = parts[-1].rpartition(".")
     if dot and stem and suffix.lower() in _FOREIGN_SUFFIXES:
