@@ -50,6 +50,7 @@ from noteseek.engine.writer import (
     command_from_argv,
     try_acquire_role,
 )
+from noteseek.heap import trim
 from noteseek.indexing import pending
 from noteseek.indexing.indexer import IndexReport
 from noteseek.indexing.lock import WriterLock, read_writer_info
@@ -310,6 +311,7 @@ class IndexService:
                     task = self._next_task(engine)
                     if task is not None:
                         task()
+                        trim()  # what the batch freed, back to the system now and then
                 except StoreError as exc:  # damaged (rebuilt next), full, read-only: no trace
                     if str(exc) != self.last_error:
                         log.error("%s", exc)

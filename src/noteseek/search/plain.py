@@ -61,7 +61,7 @@ _CODE_MARK = "\x00"
 _ESCAPED_MARK = "\x01"
 
 
-KEPT_TEXTS = 2048
+KEPT_TEXTS = 1024
 """Sections whose plain text is kept for the next search that shows them (a server answers
 the same popular sections over and over: their snippets were 7 % of its Python time under 20
 clients, ``bench/serve_mixed_load.py``). At most a few MB: sections are a few KB."""
