@@ -69,9 +69,14 @@ DAMAGE_POLL = 2.0
 DAMAGE_RETRY = 60.0
 """Seconds before work that failed on the store (a full disk; a failed rebuild) is retried."""
 BATCH_GAP = 0.2
-"""Seconds the worker leaves between two batches of changed paths, so writes arriving one by
-one (agents' memories, each a file written again whole) are indexed a few at a time: a daily
-log appended to every 100 ms is parsed again at most five times a second, not ten."""
+"""Seconds at least the worker leaves between two batches of changed paths, so writes
+arriving one by one (agents' memories, each a file written again whole) are indexed a few at
+a time: a daily log appended to every 100 ms is parsed again at most five times a second."""
+BATCH_SHARE = 2.0
+"""...and at least this many times the last batch took: the worker's Python (parsing,
+chunking, analysing) holds the interpreter's lock that searches in the same process need, so
+under a stream of writes indexing takes at most a third of it. Four clients appending to one
+daily log made it 600 KB in two minutes, parsed again whole for every batch."""
 GRAPH_QUIET = 1.0
 """Seconds without new changed paths before the writer takes a burst's batches into the kept
 link graph (and its communities) at once, instead of after each batch."""
@@ -131,6 +136,7 @@ class IndexService:
         self._threads: list[threading.Thread] = []
         self.checker: BackgroundCheck | None = None
         """The writer's full checks (``engine/checking.py``)."""
+        self._batch_gap = BATCH_GAP
         self._graph_since: float | None = None
         """When the oldest batch not yet taken into the link graph was indexed (monotonic)."""
         self._last_batch = 0.0
@@ -353,7 +359,7 @@ class IndexService:
             if pending.waiting(self.index_dir):
                 self.take_pending()
             if self._paths:
-                gap = self._last_batch + BATCH_GAP - time.monotonic()
+                gap = self._last_batch + self._batch_gap - time.monotonic()
                 if gap > 0:
                     self._cond.wait(timeout=gap)
                     return None
@@ -408,6 +414,7 @@ class IndexService:
 
     def _index_paths(self, engine: Engine, batch: Batch) -> None:
         self.activity = "indexing changed files"
+        started = time.monotonic()
         known = engine.roots()
         for root, rels in batch.items():
             if root in known:
@@ -418,6 +425,7 @@ class IndexService:
                 self._last_batch = time.monotonic()
                 if self._graph_since is None:
                     self._graph_since = self._last_batch
+        self._batch_gap = max(BATCH_GAP, BATCH_SHARE * (time.monotonic() - started))
         self.batches_indexed += 1
 
     def _run_job(self, engine: Engine, job: Job) -> None:
