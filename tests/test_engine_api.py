@@ -69,7 +69,8 @@ METHODS = {
     "search_commits": "(request, *, include_diff=False)",
     "last_changes": "(doc_ids)",
     "status": "()",
-    "update_paths": "(root_name, rels)",
+    "update_graph": "()",
+    "update_paths": "(root_name, rels, *, graph=True)",
     "vector_index": "()",
     "wants_vectors": "()",
 }

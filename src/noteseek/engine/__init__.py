@@ -146,6 +146,7 @@ class Engine:
 
     index = _Delegate("_indexing", Indexing.index)
     update_paths = _Delegate("_indexing", Indexing.update_paths)
+    update_graph = _Delegate("_indexing", Indexing.update_graph)
     rebuild = _Delegate("_indexing", Indexing.rebuild)
     embed = _Delegate("_indexing", Indexing.embed)
 

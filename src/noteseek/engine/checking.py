@@ -22,14 +22,29 @@ checked through and a writer that starts again does not check a file checked a m
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
+from noteseek.config import LoadedConfig
 from noteseek.engine.state import IndexState
+from noteseek.priority import yield_cpu
 from noteseek.store import folder as index_folder
-from noteseek.store.errors import IndexCorrupt
+from noteseek.store.errors import IndexCorrupt, StoreError
 from noteseek.store.factory import index_file
+
+log = logging.getLogger(__name__)
+
+CHECK_POLL = 60.0
+"""Seconds between the writer's looks at whether a full check is due (a small file read)."""
+CHECK_START_WAIT = 120.0
+"""Seconds the first full check waits for the reconciliation at start (which it would slow)."""
+DAMAGED_POLL = 2.0
+"""Seconds between looks while the index is damaged (the worker rebuilds it)."""
+RETRY = 60.0
+"""Seconds before a check that could not run (the index busy, a server down) is tried again."""
 
 
 @dataclass(frozen=True)
@@ -92,3 +107,69 @@ def check_due(state: IndexState, interval: float) -> float:
     if last is None:
         return 0.0
     return max(0.0, last.at + interval - time.time())
+
+
+class BackgroundCheck:
+    """The live writer's full checks: on a thread of its own at a lower CPU priority, on a
+    reader of its own, whenever one is due (:func:`check_due`), the first once the
+    reconciliation at start is done (``reconciled``). Damage found is recorded by the store;
+    ``found`` wakes the worker, which rebuilds the index. ``stop`` ends it, interrupting a
+    check under way."""
+
+    def __init__(
+        self,
+        config: LoadedConfig,
+        stop: threading.Event,
+        reconciled: Callable[[], bool],
+        found: Callable[[], None],
+    ) -> None:
+        self.config = config
+        self.interval = config.settings.watch.check_interval
+        self.stop = stop
+        self.reconciled = reconciled
+        self.found = found
+        self.running = False
+        """True while a check runs."""
+
+    def run(self) -> None:
+        yield_cpu()
+        state = IndexState(self.config)
+        started = time.monotonic()
+        try:
+            while not self.stop.is_set():
+                if not self.reconciled() and time.monotonic() - started < CHECK_START_WAIT:
+                    wait = DAMAGED_POLL
+                elif not state.index_exists:
+                    wait = CHECK_POLL  # nothing to check before the first index run
+                elif state.damage() is not None:
+                    wait = DAMAGED_POLL  # being rebuilt: the new file is checked once built
+                else:
+                    wait = check_due(state, self.interval)
+                if wait > 0:
+                    self.stop.wait(min(wait, CHECK_POLL))
+                    continue
+                self._check(state)
+        finally:
+            state.close()
+
+    def _check(self, state: IndexState) -> None:
+        self.running = True
+        try:
+            checked = full_check(state, self.stop)
+        except StoreError as exc:  # busy, unreachable: nothing checked, tried again later
+            log.warning("the full check of the index did not run: %s", exc)
+            self.stop.wait(RETRY)
+            return
+        except Exception:  # keep serving; tried again after a while
+            log.exception("the full check of the index failed")
+            self.stop.wait(RETRY)
+            return
+        finally:
+            self.running = False
+        if checked is None:
+            return
+        if checked.found is None:
+            log.info("checked the index through in %.1f s: sound", checked.seconds)
+            return
+        log.warning("the full check of the index (%.1f s): %s", checked.seconds, checked.found)
+        self.found()

@@ -97,7 +97,7 @@ class Indexing:
             report.rebuilt_because = "; ".join(reasons)
             selected = self._held({**self.state.roots(), **selected}, report)
         result = self._indexer().run(selected, force=force, progress=progress, report=report)
-        self._update_graph()
+        self.update_graph()
         notice = remember_index(self.state.config)
         if notice:
             self.state.notices.append(notice)
@@ -124,12 +124,17 @@ class Indexing:
         store is not opened here (a damaged one is rebuilt without being opened)."""
         return self.state.backend.hold_roots(lambda: self.state.store, names)
 
-    def update_paths(self, root_name: str, rels: Iterable[str]) -> IndexReport:
+    def update_paths(
+        self, root_name: str, rels: Iterable[str], *, graph: bool = True
+    ) -> IndexReport:
         """Index only the changed paths ``rels`` (relative to root ``root_name``).
 
         For a watcher's batches: cheaper than :meth:`index`, same outcome for those paths.
         Nothing is embedded here; the caller embeds when it sees fit. Settings that changed
         what the index holds (the manifest) need every root indexed again, so that is done.
+        ``graph`` False leaves the kept link graph for :meth:`update_graph` (the live writer
+        takes a burst of small batches into it once); the files it has not taken in stay
+        marked in the index, so any later update takes them.
         """
         roots = self.state.roots()
         if root_name not in roots:
@@ -147,7 +152,8 @@ class Indexing:
                 report.rebuilt_because = "; ".join(reasons)
                 return report
             report = self._indexer().update_paths(root_name, roots[root_name], rels)
-            self._update_graph()
+            if graph:
+                self.update_graph()
             return report
         except IndexCorrupt:
             return self.index(keyword_only=True)
@@ -202,7 +208,7 @@ class Indexing:
         self.state.store.set_manifest(build_manifest(self.settings))
         self._record_choice()
         result = self._indexer().run(roots, force=True, progress=progress, report=report)
-        self._update_graph()
+        self.update_graph()
         self.state.rebuilt()
         self._embed_after_index(result, keyword_only, embed_progress)
         return result
@@ -219,8 +225,8 @@ class Indexing:
             self.state.notices.append(report.notice)
         return report
 
-    def _update_graph(self) -> None:
-        """Take the run's writes into the kept link graph; communities when due."""
+    def update_graph(self) -> None:
+        """Take the writes not yet in the kept link graph into it; communities when due."""
         store = self.state.store
         with self.state.backend.writing_graph(store):
             refresh_communities(store, sync_graph(store, self.state.values.cap))

@@ -44,11 +44,13 @@ from typing import Any, Literal
 from noteseek.config import LoadedConfig
 from noteseek.embed.base import EmbeddingError
 from noteseek.engine import Engine
+from noteseek.engine.checking import BackgroundCheck
 from noteseek.engine.writer import (
     NotWriter,
     command_from_argv,
     try_acquire_role,
 )
+from noteseek.heap import trim
 from noteseek.indexing import pending
 from noteseek.indexing.indexer import IndexReport
 from noteseek.indexing.lock import WriterLock, read_writer_info
@@ -66,10 +68,20 @@ DAMAGE_POLL = 2.0
 """Seconds between the idle writer's looks for a damage record (a stat of one file)."""
 DAMAGE_RETRY = 60.0
 """Seconds before work that failed on the store (a full disk; a failed rebuild) is retried."""
-CHECK_POLL = 60.0
-"""Seconds between the checker's looks at whether a full check is due (a small file read)."""
-CHECK_START_WAIT = 120.0
-"""Seconds the first full check waits for the reconciliation at start (which it would slow)."""
+BATCH_GAP = 0.2
+"""Seconds at least the worker leaves between two batches of changed paths, so writes
+arriving one by one (agents' memories, each a file written again whole) are indexed a few at
+a time: a daily log appended to every 100 ms is parsed again at most five times a second."""
+BATCH_SHARE = 2.0
+"""...and at least this many times the last batch took: the worker's Python (parsing,
+chunking, analysing) holds the interpreter's lock that searches in the same process need, so
+under a stream of writes indexing takes at most a third of it. Four clients appending to one
+daily log made it 600 KB in two minutes, parsed again whole for every batch."""
+GRAPH_QUIET = 1.0
+"""Seconds without new changed paths before the writer takes a burst's batches into the kept
+link graph (and its communities) at once, instead of after each batch."""
+GRAPH_MAX_WAIT = 10.0
+"""Seconds at most a batch waits for the link graph while changes keep arriving."""
 UNAVAILABLE_RETRY = 5.0
 """Seconds before work is retried on an index that could not be reached or opened (a Milvus
 server down, a Milvus Lite file another process holds, a SQLite file locked too long)."""
@@ -122,8 +134,12 @@ class IndexService:
         self._embed_blocked: tuple[int, int] | None = None
         self._rebuild_failed = -DAMAGE_RETRY
         self._threads: list[threading.Thread] = []
-        self.checking = False
-        """True while the full check runs (``engine/checking.py``)."""
+        self.checker: BackgroundCheck | None = None
+        """The writer's full checks (``engine/checking.py``)."""
+        self._batch_gap = BATCH_GAP
+        self._graph_since: float | None = None
+        """When the oldest batch not yet taken into the link graph was indexed (monotonic)."""
+        self._last_batch = 0.0
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -176,7 +192,15 @@ class IndexService:
         self._queue.append(self._new_job("reconcile"))
         self._spawn(self._work, "noteseek-indexer")
         if self.settings.watch.check_interval > 0:
-            self._spawn(self._check_loop, "noteseek-check")
+            checker = BackgroundCheck(
+                self.config, self._stop, lambda: self.last_reconcile is not None, self._wake
+            )
+            self.checker = checker
+            self._spawn(checker.run, "noteseek-check")
+
+    def _wake(self) -> None:
+        with self._cond:  # the worker looks at the damage record (and rebuilds) now
+            self._cond.notify_all()
 
     def _takeover_loop(self) -> None:
         while not self._stop.wait(self.settings.watch.takeover_interval):
@@ -246,7 +270,7 @@ class IndexService:
             "pid": os.getpid(),
             "writer_pid": os.getpid() if self.role == "writer" else (writer or {}).get("pid"),
             "activity": self.activity,
-            "checking": self.checking,
+            "checking": self.checker is not None and self.checker.running,
             "queued_jobs": len(self._queue),
             "queued_paths": sum(len(v) for v in self._paths.values()),
             "batches_indexed": self.batches_indexed,
@@ -293,6 +317,7 @@ class IndexService:
                     task = self._next_task(engine)
                     if task is not None:
                         task()
+                        trim()  # what the batch freed, back to the system now and then
                 except StoreError as exc:  # damaged (rebuilt next), full, read-only: no trace
                     if str(exc) != self.last_error:
                         log.error("%s", exc)
@@ -309,55 +334,6 @@ class IndexService:
                     self.activity = None
         finally:
             engine.close()
-
-    def _check_loop(self) -> None:
-        """The full check whenever it is due, on a reader of its own, at a lower CPU priority;
-        damage it finds is recorded, and the worker rebuilds the index next."""
-        yield_cpu()
-        engine = Engine(self.config)
-        started = time.monotonic()
-        interval = self.settings.watch.check_interval
-        try:
-            while not self._stop.is_set():
-                first = self.last_reconcile is None
-                if first and time.monotonic() - started < CHECK_START_WAIT:
-                    self._stop.wait(DAMAGE_POLL)
-                    continue
-                if not engine.index_exists:
-                    wait = CHECK_POLL  # nothing to check before the first index run
-                elif engine.damaged():
-                    wait = DAMAGE_POLL  # being rebuilt: the new file is checked once built
-                else:
-                    wait = engine.check_due(interval)
-                if wait > 0:
-                    self._stop.wait(min(wait, CHECK_POLL))
-                    continue
-                self._run_check(engine)
-        finally:
-            engine.close()
-
-    def _run_check(self, engine: Engine) -> None:
-        self.checking = True
-        try:
-            checked = engine.full_check(self._stop)
-        except StoreError as exc:  # busy, unreachable: nothing checked, tried again later
-            log.warning("the full check of the index did not run: %s", exc)
-            self._stop.wait(UNAVAILABLE_RETRY if exc.transient else DAMAGE_RETRY)
-            return
-        except Exception:  # keep serving; tried again at the next interval
-            log.exception("the full check of the index failed")
-            self._stop.wait(CHECK_POLL)
-            return
-        finally:
-            self.checking = False
-        if checked is None:
-            return
-        if checked.found is None:
-            log.info("checked the index through in %.1f s: sound", checked.seconds)
-            return
-        log.warning("the full check of the index (%.1f s): %s", checked.seconds, checked.found)
-        with self._cond:  # the worker rebuilds it before anything else
-            self._cond.notify_all()
 
     def _try_watching(self, engine: Engine) -> bool:
         """Start the watcher; False when the roots cannot be watched (not tried again). An
@@ -383,9 +359,16 @@ class IndexService:
             if pending.waiting(self.index_dir):
                 self.take_pending()
             if self._paths:
+                gap = self._last_batch + self._batch_gap - time.monotonic()
+                if gap > 0:
+                    self._cond.wait(timeout=gap)
+                    return None
                 batch, self._paths = self._paths, {}
                 self._preempt.clear()
                 return lambda: self._index_paths(engine, batch)
+            graph_wait = self._graph_wait()
+            if graph_wait is not None and graph_wait <= 0:
+                return lambda: self._update_graph(engine)
             if self._queue:
                 job = self._queue.popleft()
                 self._preempt.clear()
@@ -397,8 +380,22 @@ class IndexService:
             if wait is not None and wait <= 0:
                 self._queue.append(self._new_job("reconcile"))
                 return None
-            self._cond.wait(timeout=DAMAGE_POLL if wait is None else min(wait, DAMAGE_POLL))
+            waits = [w for w in (wait, graph_wait) if w is not None]
+            self._cond.wait(timeout=min([DAMAGE_POLL, *waits]))
             return None
+
+    def _graph_wait(self) -> float | None:
+        """Seconds until the batches indexed since the last link-graph update are taken into
+        it (None: none waiting): once changes pause, or at the latest after a while."""
+        if self._graph_since is None:
+            return None
+        quiet = self._last_batch + GRAPH_QUIET
+        return min(quiet, self._graph_since + GRAPH_MAX_WAIT) - time.monotonic()
+
+    def _update_graph(self, engine: Engine) -> None:
+        self.activity = "updating the link graph"
+        self._graph_since = None
+        engine.update_graph()
 
     def _rebuild_damaged(self, engine: Engine) -> None:
         self.activity = "rebuilding a damaged index"
@@ -417,11 +414,18 @@ class IndexService:
 
     def _index_paths(self, engine: Engine, batch: Batch) -> None:
         self.activity = "indexing changed files"
+        started = time.monotonic()
         known = engine.roots()
         for root, rels in batch.items():
             if root in known:
-                report = engine.update_paths(root, sorted(rels))
+                # The link graph takes a burst of batches in at once (GRAPH_QUIET): a file's
+                # links, resolved and with communities, cost more than indexing it.
+                report = engine.update_paths(root, sorted(rels), graph=False)
                 log.info("%s: %s", root, summarise(report))
+                self._last_batch = time.monotonic()
+                if self._graph_since is None:
+                    self._graph_since = self._last_batch
+        self._batch_gap = max(BATCH_GAP, BATCH_SHARE * (time.monotonic() - started))
         self.batches_indexed += 1
 
     def _run_job(self, engine: Engine, job: Job) -> None:
@@ -430,6 +434,7 @@ class IndexService:
         job.started = time.time()
         try:
             report = engine.index(job.roots, force=job.force, keyword_only=True)
+            self._graph_since = None  # the run took every waiting file into the link graph
             job.result = {k: v for k, v in report.to_dict().items() if k != "problems"} | {
                 "problems": len(report.problems)
             }

@@ -25,6 +25,7 @@ a rendering for reading, never a source for offsets into the file.
 
 from __future__ import annotations
 
+import functools
 import re
 
 _FENCE_RE = re.compile(r"^\s*(```+|~~~+)")
@@ -60,9 +61,20 @@ _CODE_MARK = "\x00"
 _ESCAPED_MARK = "\x01"
 
 
+KEPT_TEXTS = 1024
+"""Sections whose plain text is kept for the next search that shows them (a server answers
+the same popular sections over and over: their snippets were 7 % of its Python time under 20
+clients, ``bench/serve_mixed_load.py``). At most a few MB: sections are a few KB."""
+
+
 def plain_text(text: str, *, properties: bool = False) -> str:
     """``text`` (Markdown) as plain text, line for line where a line stays; ``properties``:
     property lines as ``key: value`` instead of left out."""
+    return _plain_text(text, properties)
+
+
+@functools.lru_cache(maxsize=KEPT_TEXTS)
+def _plain_text(text: str, properties: bool) -> str:
     out: list[str] = []
     fence: str | None = None
     for line in text.split("\n"):
