@@ -13,19 +13,24 @@ Each conversation of the set (LoCoMo logs: ``queries.jsonl``, ``evidence.tsv``, 
   questions given nothing, characters injected, per LoCoMo category.
 - **Latency**: ``--latency N`` questions are asked through ``noteseek hook prompt`` as an agent
   runs it, one fresh process each, after one ``hook session-start``; wall time per process,
-  p50 and p95.
+  p50 and p95: cold (the hook opens the index), then with ``noteseek serve`` running for the
+  project (the hook asks it; ``noteseek/servers.py``), unless ``--no-server``.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 
 from door_parity import _project  # the same project per conversation (bench/ on the path)
@@ -90,9 +95,12 @@ def recall(data: EvidenceSet, folders: dict[str, Path]) -> dict[str, object]:
     }
 
 
-def latency(data: EvidenceSet, folders: dict[str, Path], count: int) -> dict[str, float]:
+def latency(
+    data: EvidenceSet, folders: dict[str, Path], count: int, *, server: bool
+) -> dict[str, object]:
     conversation, folder = next(iter(folders.items()))
     env = {k: v for k, v in os.environ.items() if not k.startswith("NOTESEEK_")}
+    env["XDG_DATA_HOME"] = str(folder / "data")  # where a server says it runs
     command = [sys.executable, "-m", "noteseek.interfaces.cli", "hook"]
 
     def run(event: str, payload: dict[str, str]) -> float:
@@ -109,10 +117,18 @@ def latency(data: EvidenceSet, folders: dict[str, Path], count: int) -> dict[str
 
     base = {"session_id": "bench", "cwd": str(folder), "transcript_path": ""}
     run("session-start", {**base, "hook_event_name": "SessionStart"})
-    times = [
-        run("prompt", {**base, "hook_event_name": "UserPromptSubmit", "prompt": q.text})
+    prompts = [
+        {**base, "hook_event_name": "UserPromptSubmit", "prompt": q.text}
         for q in data.queries_of(conversation)[:count]
     ]
+    out: dict[str, object] = {"cold": timed([run("prompt", p) for p in prompts])}
+    if server:
+        with serving(folder, env):
+            out["through_serve"] = timed([run("prompt", p) for p in prompts])
+    return out
+
+
+def timed(times: list[float]) -> dict[str, float]:
     ordered = sorted(times)
     return {
         "prompts": len(times),
@@ -121,10 +137,50 @@ def latency(data: EvidenceSet, folders: dict[str, Path], count: int) -> dict[str
     }
 
 
+@contextlib.contextmanager
+def serving(folder: Path, env: dict[str, str]) -> Iterator[None]:
+    """``noteseek serve`` for the project, ready (its first reconcile done); stopped by PID."""
+    log = folder / "serve.log"
+    with log.open("w") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "noteseek.interfaces.cli", "serve", "--port", "0"],
+            cwd=folder,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        deadline = time.monotonic() + 120
+        url = ""
+        while not url:
+            found = re.search(r"listening on (http://\S+?) ", log.read_text())
+            url = found.group(1) if found else ""
+            if time.monotonic() > deadline or proc.poll() is not None:
+                sys.exit(f"noteseek serve did not start:\n{log.read_text()}")
+            time.sleep(0.05)
+        while True:
+            try:
+                with urllib.request.urlopen(url + "/status", timeout=10) as answer:
+                    if json.loads(answer.read())["status"] == "ready":
+                        break
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                sys.exit(f"noteseek serve was never ready:\n{log.read_text()}")
+            time.sleep(0.1)
+        yield
+    finally:
+        proc.terminate()
+        proc.wait(30)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--set", type=Path, default=DEFAULT_SET)
     parser.add_argument("--latency", type=int, default=40, help="prompts timed (0: none)")
+    parser.add_argument(
+        "--no-server", action="store_true", help="time cold hooks only (no noteseek serve)"
+    )
     args = parser.parse_args()
     if not (args.set / "queries.jsonl").exists():
         sys.exit(f"no evidence set at {args.set} (../shared/data is not here)")
@@ -133,7 +189,7 @@ def main() -> None:
         folders = {c: _project(Path(tmp), data.folder_of(c), False) for c in data.conversations}
         out: dict[str, object] = {"recall": recall(data, folders)}
         if args.latency:
-            out["latency"] = latency(data, folders, args.latency)
+            out["latency"] = latency(data, folders, args.latency, server=not args.no_server)
     print(json.dumps(out, indent=2))
 
 

@@ -286,3 +286,70 @@ def test_the_readme_hook_setup_runs(folder: Path) -> None:
     assert "every 7 days" in outputs["UserPromptSubmit"]
     log = next((folder / ".memories" / "memory").glob("*.md")).read_text()
     assert log.count("Session `5e1b0c7e-aa01`") == 1 and "core.longpaths" in log
+
+
+# -- through a running server --------------------------------------------------------------------
+
+
+def hook_with(env: dict[str, str], event: str, payload: dict[str, Any]) -> str:
+    proc = subprocess.run(
+        [sys.executable, "-m", "noteseek.interfaces.cli", "hook", event, "--strict"],
+        input=json.dumps(payload),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
+    assert proc.returncode == 0, f"exit {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
+    return proc.stdout
+
+
+def test_a_prompt_hook_asks_the_projects_running_server(folder: Path, tmp_path: Path) -> None:
+    from noteseek import servers
+    from tests.test_serve import serve_env, serving
+
+    env = serve_env(tmp_path / "home")
+    asked = {**common(folder, "UserPromptSubmit"), "prompt": "how often do refresh tokens rotate?"}
+    # The hook's own settings show nothing (no results); the server's show its memories: what
+    # comes back proves who answered.
+    silent = {**env, "NOTESEEK_HOOKS__PROMPT_RESULTS": "0"}
+    assert hook_with(silent, "prompt", asked) == ""
+    registry = tmp_path / "home" / "data" / "noteseek" / servers.SERVERS_DIR
+    with serving(folder, env=env) as server:
+        with server.client() as client:
+            server.wait_ready(client)
+            direct = client.post("/memories/recall", json={"prompt": asked["prompt"]})
+        assert direct.status_code == 200, direct.text
+        entries = list(registry.glob("*.json"))
+        assert [p.stem for p in entries] == [str(server.proc.pid)]
+        assert oct(entries[0].stat().st_mode & 0o777) == "0o600"
+        out = hook_with(silent, "prompt", asked)
+        assert "auth-tokens.md:" in out and "every 7 days" in out
+        assert out.strip() == direct.json()["text"]
+        # A prompt from a folder of another project is not sent to this server.
+        (tmp_path / "other").mkdir()
+        other = project(tmp_path / "other", {"notes": folder / "notes"}, NO_EMBEDDING)
+        assert hook_with(env, "prompt", {**asked, "cwd": str(other)}) == ""
+    assert not list(registry.glob("*.json"))  # a stopped server removes its entry
+    # A server killed before it could: its entry is dropped, the hook answers by itself.
+    with serving(folder, env=env) as server:
+        with server.client() as client:
+            server.wait_ready(client)
+        server.proc.kill()
+        server.proc.wait(10)
+        assert list(registry.glob("*.json"))
+        assert "every 7 days" in hook_with(env, "prompt", asked)
+        assert not list(registry.glob("*.json"))
+
+
+def test_the_recall_route_validates_its_prompt(folder: Path, tmp_path: Path) -> None:
+    from noteseek.operations.memory_params import MAX_PROMPT_CHARS
+    from tests.test_serve import serve_env, serving
+
+    with serving(folder, env=serve_env(tmp_path / "home")) as server, server.client() as client:
+        server.wait_ready(client)
+        for body in ({}, {"prompt": 5}, {"prompt": "x" * (MAX_PROMPT_CHARS + 1)}):
+            answer = client.post("/memories/recall", json=body)
+            assert answer.status_code == 400, (body, answer.text)
+            assert "prompt" in answer.json()["error"]
+        assert client.post("/memories/recall", json={"prompt": "thanks"}).json() == {"text": ""}

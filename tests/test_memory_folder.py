@@ -871,3 +871,53 @@ def test_update_title_changes_a_title_key_and_the_heading(mem: MemoryFolder, fol
     assert frontmatter_of(path)["title"] == "New"
     assert frontmatter_of(path)["created_at"] == dt.date(2024, 5, 1)
     assert path.read_text(encoding="utf-8").endswith("---\n\n# New\n\ntext\n")
+
+
+# -- appends to a long daily log ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("log", "text", "held"),
+    [
+        ("# 2025-01-01\n\n## 10:00\n\nthe deploy  key\nrotates\n", "the deploy key rotates", True),
+        ("# 2025-01-01\n\n## 10:00\n\nthe deploy key rotates weekly\n", "the deploy key", False),
+        ("# 2025-01-01\n\n## 10:00\n\nthe key\n\n## 11:00\n\nrotates\n", "key rotates", False),
+        ("# 2025-01-01\n\n## 10:00\n\nC++ (and .NET) [x]*?\n", "C++  (and .NET)\t[x]*?", True),
+        ("# 2025-01-01\n\n## 10:00\n\nalpha\n", "beta", False),
+    ],
+)
+def test_an_entry_is_found_whatever_its_white_space(log: str, text: str, held: bool) -> None:
+    from noteseek.sources.memory.format import has_entry
+
+    assert has_entry(log, text) is held
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a\n\nRelated: [[x]]\n",
+        "Related: [[x]]",
+        "a Related: [[x]]",
+        "a\nRelated: [[x]] \n\n\n",
+        "a\n\nRelated: [[x]]\nb",
+        "x\n\n\nRelated: [[a]] Related: [[b]]",
+        "\n\nRelated: [[q]]",
+        "a\nRelated: [[x]\n",
+        "",
+    ],
+)
+def test_the_related_line_is_cut_only_when_it_ends_the_text(text: str) -> None:
+    from noteseek.sources.memory.format import _RELATED_RE, core_text
+
+    assert core_text(text) == _RELATED_RE.sub("", text)
+
+
+def test_a_create_is_not_a_duplicate_of_a_daily_log(tmp_path: Path) -> None:
+    folder = MemoryFolder(tmp_path / "memory")
+    when = dt.datetime(2025, 1, 1, 10, 0)
+    folder.append("the deploy key rotates weekly", when=when)
+    log_text = (tmp_path / "memory" / "memory" / "2025-01-01.md").read_text()
+    body = log_text.split("\n", 1)[1].strip()
+    made = folder.create("copy-of-the-day", body)
+    assert made.created
+    assert made.duplicate_of is None

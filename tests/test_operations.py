@@ -67,9 +67,11 @@ def test_http_routes_are_generated_from_the_table() -> None:
 def test_mcp_tools_are_generated_from_the_table() -> None:
     server = build_server(Runtime(lambda: None))  # type: ignore[arg-type,return-value]
     assert server is not None
-    # A note rendered as HTML is for the page's readers, not for agents (get_document).
+    # A note rendered as HTML is for the page's readers, not for agents (get_document); what
+    # a prompt hook injects is for hooks (agents search_memories).
     local = {"index", "rebuild", "migrate", "check_index"}
-    assert set(mcp_operations()) == set(OPERATIONS) - local - {"render_document"}
+    hooks_and_page = {"render_document", "recall_memories"}
+    assert set(mcp_operations()) == set(OPERATIONS) - local - hooks_and_page
     for op in mcp_operations().values():
         assert len(op.text) > 40, op.name
 

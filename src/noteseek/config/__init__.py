@@ -19,15 +19,11 @@ from noteseek.config.base import ConfigError
 from noteseek.config.git import GitSettings
 from noteseek.config.indexing import AnalysisSettings, ChunkingSettings, IndexSettings, RootConfig
 from noteseek.config.loading import (
-    APP_NAME,
     LAYERS,
-    PROJECT_FILE,
     Layer,
     LoadedConfig,
     ad_hoc_root,
-    data_dir,
     default_index_dir,
-    find_project_file,
     load_settings,
     memory_folder,
     user_config_file,
@@ -39,6 +35,7 @@ from noteseek.config.search import ColumnWeights, SearchSettings
 from noteseek.config.serving import ServeSettings, WatchSettings
 from noteseek.config.settings import ENV_PREFIX, Settings
 from noteseek.config.template import init_template
+from noteseek.places import APP_NAME, PROJECT_FILE, data_dir, find_project_file
 
 __all__ = [
     "APP_NAME",

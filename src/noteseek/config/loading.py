@@ -32,9 +32,7 @@ from noteseek.config.base import ConfigError
 from noteseek.config.environment import env_names, key_variables
 from noteseek.config.indexing import RootConfig
 from noteseek.config.settings import ENV_PREFIX, Settings
-
-PROJECT_FILE = ".noteseek.toml"
-APP_NAME = "noteseek"
+from noteseek.places import APP_NAME, data_dir, find_project_file
 
 Layer = Literal["default", "user", "project", "env", "flag"]
 LAYERS: tuple[Layer, ...] = ("default", "user", "project", "env", "flag")
@@ -68,20 +66,6 @@ MEMORY_FOLDER = ".memories"
 
 def user_config_file() -> Path:
     return Path(platformdirs.user_config_dir(APP_NAME)) / "config.toml"
-
-
-def data_dir() -> Path:
-    return Path(platformdirs.user_data_dir(APP_NAME))
-
-
-def find_project_file(start: Path) -> Path | None:
-    """The nearest ``.noteseek.toml`` in ``start`` or a parent folder."""
-    start = start.resolve()
-    for folder in (start, *start.parents):
-        candidate = folder / PROJECT_FILE
-        if candidate.is_file():
-            return candidate
-    return None
 
 
 def load_settings(

@@ -20,7 +20,10 @@ import os
 import signal
 import socket
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
+
+from noteseek import servers
 
 if TYPE_CHECKING:
     from noteseek.config import LoadedConfig
@@ -102,8 +105,12 @@ def connection_limit(max_connections: int, open_files: int | None) -> int:
     return max(8, min(max_connections, open_files - FD_RESERVE))
 
 
-def url_of(sock: socket.socket) -> str:
+def url_of(sock: socket.socket, *, reachable: bool = False) -> str:
+    """The URL of the socket's address; ``reachable``: one a client on this machine can open
+    (a wildcard address as loopback)."""
     host, port = sock.getsockname()[:2]
+    if reachable and host in ("0.0.0.0", "::"):
+        host = "127.0.0.1" if host == "0.0.0.0" else "::1"
     shown = f"[{host}]" if ":" in host else host
     return f"http://{shown}:{port}"
 
@@ -168,9 +175,12 @@ def run_server(config: LoadedConfig, *, watch: bool = True) -> NoReturn:
     # uvicorn handles SIGTERM and SIGINT while it runs and, once stopped, raises the signal
     # again for the handler that was there before; that handler must not kill the process.
     previous = {sig: signal.signal(sig, _ignore) for sig in (signal.SIGTERM, signal.SIGINT)}
+    reachable = _register(config, sock)
     try:
         server.run(sockets=[sock])
     finally:
+        if reachable is not None:
+            servers.unregister(reachable)
         for sig, handler in previous.items():
             signal.signal(sig, handler)
         sock.close()
@@ -183,6 +193,19 @@ def run_server(config: LoadedConfig, *, watch: bool = True) -> NoReturn:
     logging.shutdown()
     sys.stderr.flush()
     os._exit(0)
+
+
+def _register(config: LoadedConfig, sock: socket.socket) -> Path | None:
+    """Say where this server listens, so the project's prompt hooks ask it
+    (``noteseek/servers.py``): only a project's server (one with a project file) that needs no
+    token; the file that says it, or None."""
+    if config.project_file is None or config.settings.serve.token is not None:
+        return None
+    try:
+        return servers.register(url_of(sock, reachable=True), config.project_file, config.index_dir)
+    except OSError as exc:
+        log.info("the project's hooks will not find this server: %s", exc)
+        return None
 
 
 def _ignore(_signum: int, _frame: Any) -> None:

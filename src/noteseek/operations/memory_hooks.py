@@ -3,17 +3,16 @@ starts, the memories that answer each prompt, and the session captured when it s
 
 The agents' hook payloads (Claude Code's: ``session_id``, ``transcript_path``, ``cwd``,
 ``hook_event_name``, ``prompt`` for UserPromptSubmit, ``source`` for SessionStart) are read by
-the door (``interfaces/cli/hook.py``); these functions take the opened engine and return the
-text to give the agent. Progressive disclosure: a prompt gets a few short hits, each with the
-``path:line`` to open (``noteseek get``, MCP ``get_section``); a captured session names its
-transcript, the whole of what was said.
+the door (``interfaces/cli/hook.py``, before any of this is imported); these functions take
+the opened engine and the payload's fields and return the text to give the agent.
+Progressive disclosure: a prompt gets a few short hits, each with the ``path:line`` to open
+(``noteseek get``, MCP ``get_section``); a captured session names its transcript, the whole of
+what was said.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +27,8 @@ from noteseek.sources.spec import ALL_SCOPE
 
 if TYPE_CHECKING:
     from noteseek.engine import Engine
+    from noteseek.operations.context import Context
+    from noteseek.operations.memory_params import RecallPrompt
     from noteseek.types import Hit
 
 _CHAT = (
@@ -42,37 +43,6 @@ HEADER = (
     "noteseek memories that may bear on this prompt (open one with `noteseek get PATH:LINE` "
     "or get_section; search_memories for more):"
 )
-
-
-@dataclass(frozen=True, slots=True)
-class HookInput:
-    """A hook's payload as the agents send it; fields they leave out are empty."""
-
-    event: str = ""
-    session_id: str = ""
-    transcript_path: str = ""
-    cwd: str = ""
-    prompt: str = ""
-    source: str = ""
-    """SessionStart: ``startup``, ``resume``, ``clear`` or ``compact``."""
-
-    @classmethod
-    def parse(cls, data: Mapping[str, Any]) -> HookInput:
-        def text(*keys: str) -> str:
-            for key in keys:
-                value = data.get(key)
-                if isinstance(value, str):
-                    return value
-            return ""
-
-        return cls(
-            event=text("hook_event_name"),
-            session_id=text("session_id", "thread_id", "conversation_id"),
-            transcript_path=text("transcript_path"),
-            cwd=text("cwd"),
-            prompt=text("prompt", "user_prompt"),
-            source=text("source"),
-        )
 
 
 def orientation(engine: Engine) -> str:
@@ -148,18 +118,20 @@ def recalled(engine: Engine, prompt: str) -> list[tuple[Hit, str]]:
     return shown
 
 
-def capture(engine: Engine, hook: HookInput, *, when: dt.datetime | None = None) -> str:
+def capture(
+    engine: Engine, session_id: str, transcript_path: str, *, when: dt.datetime | None = None
+) -> str:
     """Summarise the session's transcript into its one entry of the daily log; what was done,
     in one line."""
-    if not hook.session_id or not hook.transcript_path:
+    if not session_id or not transcript_path:
         return "nothing to capture: the payload names no session_id or transcript_path"
-    path = Path(hook.transcript_path).expanduser()
+    path = Path(transcript_path).expanduser()
     transcript = read_transcript(path)
     turns = transcript.turns
     if not turns:
         return f"nothing to capture: {path} holds no user or assistant turns"
-    if engine.memories.session_turns(hook.session_id, when=when) == len(turns):
-        return f"session {hook.session_id} is captured up to its last turn already"
+    if engine.memories.session_turns(session_id, when=when) == len(turns):
+        return f"session {session_id} is captured up to its last turn already"
     from noteseek.sources.memory.summarize import Passage
 
     passages = [Passage(f"{t.role} turn", t.text, t.line, t.line) for t in turns]
@@ -170,7 +142,7 @@ def capture(engine: Engine, hook: HookInput, *, when: dt.datetime | None = None)
     first = next((t.text for t in turns if t.role == "user"), turns[0].text)
     moment = when.astimezone() if when is not None else dt.datetime.now().astimezone()
     entry = SessionEntry(
-        hook.session_id,
+        session_id,
         len(turns),
         _shown_path(path),
         session_title(first),
@@ -194,3 +166,8 @@ def _shown_path(path: Path) -> str:
     return (
         "~" + text[len(home) :] if home not in ("", "/") and text.startswith(home + "/") else text
     )
+
+
+def recall_memories(ctx: Context, p: RecallPrompt) -> dict[str, Any]:
+    """:func:`recall` as an operation: what ``noteseek hook prompt`` asks a running server."""
+    return {"text": recall(ctx.engine, p.prompt)}

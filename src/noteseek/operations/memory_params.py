@@ -149,3 +149,14 @@ class FlushMemories(MemoryFilters):
     max_chars: Int | None = Field(
         default=None, ge=200, le=50_000, description="Longest summary; default flush.max_chars."
     )
+
+
+MAX_PROMPT_CHARS = 200_000
+"""A prompt an agent's hook sends (a pasted log can be long; its words are what is searched)."""
+
+
+class RecallPrompt(Params):
+    prompt: str = Field(
+        max_length=MAX_PROMPT_CHARS,
+        description="The prompt the user just gave the agent, as its hook received it.",
+    )

@@ -89,3 +89,10 @@ class FlushOut(BaseModel):
     indexed: str | None = Field(
         default=None, description="How what was written reached the index (null: nothing)."
     )
+
+
+class RecallOut(BaseModel):
+    text: str = Field(
+        description="What the prompt hook shows the agent: a header and a line per memory "
+        "(path:line, text), or empty when no memory passes the relevance floor."
+    )

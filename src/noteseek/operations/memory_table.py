@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from noteseek.operations import memory
+from noteseek.operations import memory, memory_hooks
 from noteseek.operations.errors import ErrorKind
 from noteseek.operations.memory_params import (
     AppendMemory,
@@ -10,6 +10,7 @@ from noteseek.operations.memory_params import (
     FlushMemories,
     ListMemories,
     MemoryRef,
+    RecallPrompt,
     SearchLinkedMemories,
     SearchMemories,
     UpdateMemory,
@@ -21,6 +22,7 @@ from noteseek.operations.memory_results import (
     MemoryOut,
     MemoryStatsOut,
     MemoryWriteOut,
+    RecallOut,
 )
 from noteseek.operations.params import NoParams
 from noteseek.operations.results import SearchOut
@@ -170,5 +172,21 @@ MEMORY_OPERATIONS: tuple[Operation, ...] = (
         "today's daily log. dry_run shows it without writing; archive marks what was "
         "summarised archived (never deleted).",
         http=HttpRoute("POST", "/memories/flush"),
+    ),
+    Operation(
+        "recall_memories",
+        "The memories an agent's prompt hook shows with a prompt (noteseek hook prompt).",
+        RecallPrompt,
+        RecallOut,
+        memory_hooks.recall_memories,
+        True,
+        ("invalid", "unavailable"),
+        description="What `noteseek hook prompt` injects for a prompt: at most "
+        "hooks.prompt_results memories within hooks.prompt_chars, each with its path:line, "
+        "or nothing when none holds enough of the prompt's content words. A hook asks a "
+        "running server for it, which has the index open.",
+        http=HttpRoute("POST", "/memories/recall"),
+        mcp=False,
+        reads_index=True,
     ),
 )

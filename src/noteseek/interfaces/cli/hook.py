@@ -24,12 +24,13 @@ import json
 import os
 import sys
 import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from noteseek.engine import Engine
-    from noteseek.operations.memory_hooks import HookInput
 
 EVENTS = {
     "session-start": "SessionStart",
@@ -43,8 +44,41 @@ CAPTURING = ("stop", "session-end", "pre-compact")
 MAX_PAYLOAD_BYTES = 4 * 1024 * 1024
 LOG_FILE = "hooks.log"
 MAX_LOG_BYTES = 1_000_000
+SERVER_WAIT = 2.0
+"""Seconds a prompt hook waits for a running server's answer before opening the index itself."""
 FIRST_LIMIT = 60.0
 """Seconds allowed before the settings (and ``hooks.time_limit``) are read."""
+
+
+@dataclass(frozen=True, slots=True)
+class HookInput:
+    """A hook's payload as the agents send it; fields they leave out are empty."""
+
+    event: str = ""
+    session_id: str = ""
+    transcript_path: str = ""
+    cwd: str = ""
+    prompt: str = ""
+    source: str = ""
+    """SessionStart: ``startup``, ``resume``, ``clear`` or ``compact``."""
+
+    @classmethod
+    def parse(cls, data: Mapping[str, Any]) -> HookInput:
+        def text(*keys: str) -> str:
+            for key in keys:
+                value = data.get(key)
+                if isinstance(value, str):
+                    return value
+            return ""
+
+        return cls(
+            event=text("hook_event_name"),
+            session_id=text("session_id", "thread_id", "conversation_id"),
+            transcript_path=text("transcript_path"),
+            cwd=text("cwd"),
+            prompt=text("prompt", "user_prompt"),
+            source=text("source"),
+        )
 
 
 class HookError(Exception):
@@ -108,8 +142,6 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _payload(raw: bytes) -> HookInput:
-    from noteseek.operations.memory_hooks import HookInput
-
     if len(raw) > MAX_PAYLOAD_BYTES:
         raise HookError(f"the payload is over {MAX_PAYLOAD_BYTES:,} bytes")
     if not raw.strip():
@@ -124,6 +156,10 @@ def _payload(raw: bytes) -> HookInput:
 
 
 def _answer(args: argparse.Namespace, hook: HookInput, watchdog: _Watchdog) -> str:
+    if args.event == "prompt":
+        answer = _ask_server(args, hook)
+        if answer is not None:
+            return answer
     from noteseek.operations import memory_hooks
 
     with _engine(args, hook) as engine:
@@ -135,9 +171,36 @@ def _answer(args: argparse.Namespace, hook: HookInput, watchdog: _Watchdog) -> s
             return memory_hooks.orientation(engine)
         if args.event == "prompt":
             return memory_hooks.recall(engine, hook.prompt)
-        message = memory_hooks.capture(engine, hook)
+        message = memory_hooks.capture(engine, hook.session_id, hook.transcript_path)
         print(f"noteseek hook {args.event}: {message}", file=sys.stderr)
         return ""
+
+
+def _ask_server(args: argparse.Namespace, hook: HookInput) -> str | None:
+    """The prompt's memories from a running ``noteseek serve`` of the project, which has the
+    index open (``noteseek/servers.py``); None when there is none, or it did not answer in
+    ``SERVER_WAIT`` seconds (the hook then opens the index itself)."""
+    if args.config is not None or args.index_dir is not None:
+        return None
+    from noteseek import servers
+    from noteseek.places import find_project_file
+
+    cwd = Path(hook.cwd).expanduser() if hook.cwd else Path.cwd()
+    try:
+        project = find_project_file(cwd)
+        server = servers.find(project) if project is not None else None
+    except OSError:
+        return None
+    if server is None:
+        return None
+    try:
+        answer = servers.ask(
+            server, "/memories/recall", {"prompt": hook.prompt}, timeout=SERVER_WAIT
+        )
+    except servers.Unreachable:
+        return None
+    text = answer.get("text")
+    return text if isinstance(text, str) else None
 
 
 def _detach(argv: list[str], payload: bytes) -> None:
