@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -247,6 +247,12 @@ class Analyzer:
         while n < min(len(folded), len(stem)) and folded[n] == stem[n]:
             n += 1
         return folded[: max(n, 1)] if folded else folded
+
+    def stems(self, words: Sequence[str]) -> list[str]:
+        """The Snowball stems of already folded words, in one call of the stemmer (spelling
+        alternatives stem a thousand candidate strings per word; the word cache is not used,
+        so they do not crowd out the words of real text)."""
+        return list(self._stemmer.stemWords(list(words)))
 
     def is_stopword(self, term: str) -> bool:
         return term in self._stop
