@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from noteseek.analysis import Analyzer, fold
+from noteseek.analysis import Analyzer, fold, split_identifier
 from noteseek.search.query import PIECE_RE
 from noteseek.search.spelling import Alternative, Spelling, correctable, osa_distance
 from noteseek.store.base import KeywordIndex
@@ -96,18 +96,22 @@ def did_you_mean(text: str, corrections: list[Correction]) -> str:
 
 
 def typed_words(text: str, analyzer: Analyzer) -> dict[str, str]:
-    """Term -> the word typed, for the query's plain words that may be corrected."""
+    """Term -> the word typed, for the words of the query's unquoted pieces that may be
+    corrected (``sync-notse`` gives ``notse``: a hyphenated piece is a phrase of its words)."""
     out: dict[str, str] = {}
     for m in PIECE_RE.finditer(text):
         piece = m.group(3)
         if piece is None or piece.startswith("-") or piece.endswith("*"):
             continue
-        found = _WORD_RE.match(piece)
-        if found is None or not correctable(found.group(1)):
-            continue
-        terms = analyzer.word_terms(found.group(1))
-        if len(terms) == 1:
-            out.setdefault(terms[0], found.group(1))
+        for start, end, terms in analyzer.word_spans(piece):
+            word = piece[start:end]
+            if len(terms) == 1 and correctable(word):
+                out.setdefault(terms[0], word)
+            else:  # an identifier: its parts (enablePrtetyRefs -> Prtety)
+                for part in split_identifier(word):
+                    found = analyzer.word_terms(part)
+                    if len(found) == 1 and correctable(part):
+                        out.setdefault(found[0], part)
     return out
 
 
@@ -120,10 +124,13 @@ def correct(
     rare: int = 0,
 ) -> tuple[KeywordQuery, list[Correction]]:
     """``query`` with alternatives for its words held by at most ``rare`` documents (0: none)
-    and the corrections made; ``spelling`` gives the vocabulary (read only when needed)."""
+    and the corrections made; ``spelling`` gives the vocabulary (read only when needed).
+
+    A one-word clause gains each alternative; a phrase (a hyphenated piece) gains the phrase
+    with its misspelled words replaced by their first, second... alternatives."""
     words = typed_words(text, analyzer)
-    single = {c.alternatives[0][0]: c for c in query.clauses if _single_word(c)}
-    words = {term: word for term, word in words.items() if term in single}
+    open_terms = {t for c in query.clauses if _plain(c) for t in c.terms}
+    words = {term: word for term, word in words.items() if term in open_terms}
     if not words:
         return query, []
     held = store.term_documents(list(words))
@@ -133,29 +140,37 @@ def correct(
     vocabulary = spelling()
     if vocabulary is None:
         return query, []
-    corrections: dict[Clause, Correction] = {}
+    corrections: dict[str, Correction] = {}
     for term, word in weak.items():
         n = held.get(term, 0)
         found = vocabulary.alternatives(word)
         if n:
             found = [a for a in found if a.documents >= MORE_COMMON * n]
         if found:
-            corrections[single[term]] = Correction(word, n, tuple(found))
+            corrections[term] = Correction(word, n, tuple(found))
     if not corrections:
         return query, []
-    clauses = tuple(
-        Clause((*c.alternatives, *((a.term,) for a in corrections[c].alternatives)))
-        if c in corrections
-        else c
-        for c in query.clauses
-    )
+    clauses = tuple(_corrected(c, corrections) if _plain(c) else c for c in query.clauses)
     return KeywordQuery(clauses, query.excluded, query.fields), list(corrections.values())
 
 
-def _single_word(clause: Clause) -> bool:
-    return (
-        not clause.prefix
-        and not clause.required
-        and len(clause.alternatives) == 1
-        and len(clause.alternatives[0]) == 1
-    )
+def _corrected(clause: Clause, corrections: dict[str, Correction]) -> Clause:
+    """``clause`` and, for each of its alternatives holding misspelled words, that
+    alternative with them replaced by their first, second... alternatives."""
+    extra: list[tuple[str, ...]] = []
+    for words in clause.alternatives:
+        fixed = [corrections[t].alternatives if t in corrections else () for t in words]
+        for i in range(max(len(f) for f in fixed)):
+            extra.append(
+                tuple(
+                    f[min(i, len(f) - 1)].term if f else t
+                    for t, f in zip(words, fixed, strict=True)
+                )
+            )
+    return Clause((*clause.alternatives, *extra)) if extra else clause
+
+
+def _plain(clause: Clause) -> bool:
+    """A clause typed as a word, an identifier or an unquoted phrase (a hyphenated piece):
+    not a prefix, not a quoted phrase."""
+    return not clause.prefix and not clause.required
