@@ -26,7 +26,13 @@ class ColumnWeights(Section):
     body: float = Field(
         default=1.0, ge=0, description="The chunk's prose (without headings and code blocks)."
     )
-    code: float = Field(default=1.0, ge=0, description="The chunk's code blocks.")
+    code: float = Field(
+        default=0.5,
+        ge=0,
+        description="The chunk's code blocks, and the parts of code identifiers written in its "
+        "prose (change in onDidChange): a word found only there ranks below the same word as "
+        "prose.",
+    )
 
 
 MAX_EXPAND_CHARS = 8_000
