@@ -127,7 +127,9 @@ def prepare_commit(
         names = [change.path] + ([change.old_path] if change.old_path else [])
         for text, (a, b) in _file_pieces(section, lines, max_chars):
             chunks.append(_chunk(doc_id, len(chunks), (change.path,), a, b, text))
-            fields.append((" ".join(names), "" if carried else _changed_lines(text)))
+            # A merge's hunk keeps no keyword terms at all: with only its path left, a short
+            # row matched a page's name better than the commit that wrote the page.
+            fields.append(("", "") if carried else (" ".join(names), _changed_lines(text)))
     # Changes without hunks (renames, binary files, files past the diff bound) are one line
     # each, grouped: a commit touching a thousand files is not a thousand chunks.
     for group in _listed_groups(listed, max_chars):
