@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -32,7 +32,7 @@ import Stemmer
 
 # Bump when the output of the analyzer changes: the index manifest records it, and a change
 # triggers a rebuild.
-ANALYZER_VERSION = 2  # 2: compatibility forms that decompose to spaces
+ANALYZER_VERSION = 3  # 2: compatibility forms that decompose to spaces; 3: no 1-letter parts
 
 _CJK = (
     "\u3040-\u30ff"  # Hiragana, Katakana
@@ -248,8 +248,40 @@ class Analyzer:
             n += 1
         return folded[: max(n, 1)] if folded else folded
 
+    def stems(self, words: Sequence[str]) -> list[str]:
+        """The Snowball stems of already folded words, in one call of the stemmer (spelling
+        alternatives stem a thousand candidate strings per word; the word cache is not used,
+        so they do not crowd out the words of real text)."""
+        return list(self._stemmer.stemWords(list(words)))
+
     def is_stopword(self, term: str) -> bool:
         return term in self._stop
+
+    def split_terms(self, text: str) -> tuple[str, str]:
+        """The terms of ``text`` as two space-joined strings: the words as written (a code
+        identifier as one term), and the identifiers' parts. Indexing puts the parts in the
+        code field, so a word found only inside an identifier (``change`` in
+        ``onDidChangeActiveTextEditor``) ranks below the same word in prose; both strings
+        together hold the terms :meth:`terms` gives."""
+        words: list[str] = []
+        parts: list[str] = []
+        for cjk, word in _WORD_RE.findall(text):
+            if cjk:
+                words.extend(cjk_bigrams(cjk))
+                continue
+            got = self.word_terms(word)
+            if len(got) > 1 and split_identifier(word):
+                whole = self._identifier_whole(word)
+                words.extend(got[:whole])
+                parts.extend(got[whole:])
+            else:
+                words.extend(got)
+        return " ".join(words), " ".join(parts)
+
+    def _identifier_whole(self, word: str) -> int:
+        """1 when an identifier's terms start with the whole identifier, else 0."""
+        whole = fold(word).strip("_")
+        return 1 if "_" in whole or whole not in self._stop else 0
 
     def _analyze_word(self, word: str) -> tuple[str, ...]:
         stem = self._stem_word
@@ -260,10 +292,12 @@ class Analyzer:
         parts = split_identifier(word)
         if not parts:
             return () if whole in stop else (stem(whole),)
-        out = [stem(whole)] if "_" in whole or whole not in stop else []
+        out = [stem(whole)] if self._identifier_whole(word) else []
         for part in parts:
             folded = fold(part)
-            if folded and folded not in stop:
+            # A one-letter part (the i of iOS, the x of getX) names nothing: indexed, it
+            # made the pronoun "I" match iOS.
+            if len(folded) > 1 and folded not in stop:
                 out.append(stem(folded))
         return tuple(out)
 

@@ -26,7 +26,13 @@ class ColumnWeights(Section):
     body: float = Field(
         default=1.0, ge=0, description="The chunk's prose (without headings and code blocks)."
     )
-    code: float = Field(default=1.0, ge=0, description="The chunk's code blocks.")
+    code: float = Field(
+        default=0.5,
+        ge=0,
+        description="The chunk's code blocks, and the parts of code identifiers written in its "
+        "prose (change in onDidChange): a word found only there ranks below the same word as "
+        "prose.",
+    )
 
 
 MAX_EXPAND_CHARS = 8_000
@@ -165,6 +171,20 @@ class SearchSettings(Section):
         description="Drop function words (what, how, do, I, ...) from the keyword query: for "
         "question-shaped queries (questions), for every query (always) or never (keep); a "
         "query made only of them keeps them.",
+    )
+    typo_tolerance: bool = Field(
+        default=True,
+        description="A query word that no document holds (procrastinaton) is searched with "
+        "the index's own terms one or two edits away (procrastination: one edit for words of "
+        "4-7 letters, two from 8 letters on); the response lists them as also searched and "
+        "offers the corrected query (did you mean). A word that matches is never changed.",
+    )
+    typo_rare_documents: int = Field(
+        default=0,
+        ge=0,
+        le=1000,
+        description="Words held by at most this many documents are also given alternatives, "
+        "when those are at least 20 times as common (0: only words that match nothing).",
     )
     snippet_chars: int = Field(
         default=220, ge=40, le=5000, description="Snippet length in characters."

@@ -135,6 +135,8 @@ class CommitSearch:
     commits: list[CommitHit] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     lanes: dict[str, int] = field(default_factory=dict)
+    spelling: dict[str, Any] = field(default_factory=dict)
+    """Typo tolerance's ``corrections`` and ``did_you_mean`` (empty: no word corrected)."""
 
 
 class Commits:
@@ -199,6 +201,7 @@ class Commits:
             commits,
             warnings,
             response.lanes,
+            response.spelling(),
         )
 
     def _change_snippet(self, query: str) -> Callable[[str, bool], str]:

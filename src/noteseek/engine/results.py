@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from noteseek.search.typos import Correction, did_you_mean
 from noteseek.types import Hit
 
 
@@ -33,6 +34,22 @@ class SearchResponse:
     """Words query expansion added to the keyword lane (``search.expansion_terms``)."""
     expand_chars: int = 0
     """How far each result's text was grown (asked for, or the searched kind's profile)."""
+    corrections: list[Correction] = field(default_factory=list)
+    """Query words that matched nothing and the spellings searched besides them."""
+
+    @property
+    def did_you_mean(self) -> str:
+        """The query with each corrected word replaced by its best alternative ('' if none)."""
+        return did_you_mean(self.query, self.corrections)
+
+    def spelling(self) -> dict[str, Any]:
+        """The response's typo-tolerance fields (none when no word was corrected)."""
+        if not self.corrections:
+            return {}
+        return {
+            "corrections": [c.to_dict() for c in self.corrections],
+            "did_you_mean": self.did_you_mean,
+        }
 
     def to_dict(self) -> dict[str, Any]:
         out = {
@@ -48,6 +65,7 @@ class SearchResponse:
             out["compression"] = self.compression
         if self.expansion:
             out["expansion"] = self.expansion
+        out.update(self.spelling())
         return out
 
 

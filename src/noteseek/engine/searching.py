@@ -137,6 +137,7 @@ class Searching:
             compression,
             result.expansion,
             max([expand_chars, *by_root.values()]),
+            result.corrections,
         )
 
     def _default_mode(self, hypothesis: bool) -> str:
@@ -176,6 +177,7 @@ class Searching:
             concepts=self._concepts_for(request.mode, lane, warnings),
             graph=self.state.values.graph_view() if search.graph_weight > 0 else None,
             allowed=self._allowed,
+            spelling=self.state.values.spelling if search.typo_tolerance else None,
         )
 
     def _profile(self, kind: str) -> Profile:

@@ -17,6 +17,8 @@ communities    kept with the index (Louvain,   inline (read as kept); computed h
                run by the writer)              an index that has none yet, then in the
                                                background, at most once a minute
 concepts       every chunk's words, embedded   in the background, at most once an hour
+spelling       the keyword index's terms and   inline, on the first search with a word that
+               their document counts           matches nothing after a change
 ============== =============================== ===============================================
 
 Each is a :class:`~noteseek.engine.derived.Derived`. Background refreshes read the index on
@@ -41,6 +43,7 @@ from noteseek.priority import yield_cpu
 from noteseek.search import recency
 from noteseek.search.concepts import ConceptVocabulary
 from noteseek.search.graph_lane import GraphView
+from noteseek.search.spelling import Spelling
 from noteseek.sources.registry import specs
 from noteseek.store.ann import in_background, save_from
 from noteseek.store.base import Store, VectorIndex
@@ -116,6 +119,9 @@ class IndexValues:
             background=self._build_concepts_apart,
             throttle=CONCEPT_THROTTLE,
         )
+        self._spelling = Derived(
+            "spelling", lambda: Spelling(self.state.store.vocabulary(), self.analyzer()), token
+        )
         self._derived: tuple[Derived[Any], ...] = (
             self._analyzer,
             self._link_graph,
@@ -125,6 +131,7 @@ class IndexValues:
             self._progress,
             self._communities,
             self._concepts,
+            self._spelling,
         )
 
     def reset(self) -> None:
@@ -139,6 +146,11 @@ class IndexValues:
     def analyzer(self) -> Analyzer:
         """The analyzer the index was built with (queries must be analyzed the same way)."""
         return self._analyzer.get()
+
+    def spelling(self) -> Spelling:
+        """The index's vocabulary for typo tolerance (``search/spelling.py``): read when a
+        search first meets a word that matches nothing, again after the index changed."""
+        return self._spelling.get()
 
     @property
     def cap(self) -> int:

@@ -13,9 +13,15 @@ The chunks point at lines of exactly that text, so a result opens at the right p
 
 The keyword fields: title = subject; aliases = author, email and hashes (``who`` and
 ``which`` questions); headings = the file path (and the old one of a rename); body = the
-message, or the lines the hunk added and removed (context lines say what did *not* change, so
-they are left out). The document fields the filters read (``author``, ``author_email``,
-``files``) and the date (the author date) are the commit's.
+message, or the lines the hunk added and removed (context lines, and the line git names after
+a hunk header, say what did *not* change, so they are left out); code = the parts of code
+identifiers in them (as for notes: a word found only inside an identifier ranks below the same
+word as prose). A merge's hunks are its diff against the first parent: the lines the merged
+branch's own commits wrote, carried in. They stay in its text (and its embedding) but not in
+its keyword body, so "which commit added the page on X" finds the commit that wrote the page
+rather than every merge that carried it (docs/evaluation.md, issue 34); a merge is found by
+its message and the paths it changed. The document fields the filters read (``author``,
+``author_email``, ``files``) and the date (the author date) are the commit's.
 """
 
 from __future__ import annotations
@@ -112,6 +118,7 @@ def prepare_commit(
         fields.append((subject, piece if body else ""))
 
     listed: list[FileSection] = []
+    carried = len(commit.parents) > 1
     for section in rendered.files:
         if not section.hunks:
             listed.append(section)
@@ -120,7 +127,9 @@ def prepare_commit(
         names = [change.path] + ([change.old_path] if change.old_path else [])
         for text, (a, b) in _file_pieces(section, lines, max_chars):
             chunks.append(_chunk(doc_id, len(chunks), (change.path,), a, b, text))
-            fields.append((" ".join(names), _changed_lines(text)))
+            # A merge's hunk keeps no keyword terms at all: with only its path left, a short
+            # row matched a page's name better than the commit that wrote the page.
+            fields.append(("", "") if carried else (" ".join(names), _changed_lines(text)))
     # Changes without hunks (renames, binary files, files past the diff bound) are one line
     # each, grouped: a commit touching a thousand files is not a thousand chunks.
     for group in _listed_groups(listed, max_chars):
@@ -139,7 +148,7 @@ def prepare_commit(
     indexed = [
         IndexedChunk(
             c,
-            (title_terms, alias_terms, analyzer.text(heads), "", analyzer.text(text), ""),
+            (title_terms, alias_terms, analyzer.text(heads), "", *analyzer.split_terms(text)),
             embedding_key(embedding_input(subject, found.path, c.heading_path, c.text)),
         )
         for c, (heads, text) in zip(chunks, fields, strict=True)
@@ -334,14 +343,14 @@ def _summary(change: FileChange) -> str:
 
 def _changed_lines(text: str) -> str:
     """The added and removed lines of diff text, without their markers (context lines and
-    hunk headers say nothing about what the commit did)."""
+    hunk headers say nothing about what the commit did).
+
+    The line git names after a hunk header is context too: in a Markdown note without a diff
+    driver it is the last line above the hunk that starts with a letter, often the note's
+    ``title:``, so every later edit of a note matched its title as strongly as the commit
+    that wrote it (issue 34: the added-page set)."""
     out = []
     for line in text.split("\n"):
         if line[:1] in "+-" and line[:1] and not line.startswith(("+++ ", "--- ")):
             out.append(line[1:])
-        elif line.startswith("@@"):
-            # The function or heading git names after the hunk header locates the change.
-            tail = line.split("@@", 2)[-1].strip()
-            if tail:
-                out.append(tail)
     return "\n".join(out) or text

@@ -274,13 +274,15 @@ def chunk_fields(
     chunk: Chunk, doc_fields: tuple[str, str, str], analyzer: Analyzer
 ) -> tuple[str, str, str, str, str, str]:
     title, aliases, tags = doc_fields
+    prose, parts = analyzer.split_terms(chunk.prose)
+    code = analyzer.text(chunk.code)
     return (
         title,
         aliases,
         analyzer.texts((*chunk.heading_path, *chunk.subheadings)),
         tags,
-        analyzer.text(chunk.prose),
-        analyzer.text(chunk.code),
+        prose,
+        f"{code} {parts}" if code and parts else code or parts,
     )
 
 

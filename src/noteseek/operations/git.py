@@ -102,4 +102,5 @@ def search_git_history(ctx: Context, p: SearchGitHistory) -> dict[str, Any]:
         "lanes": found.lanes,
         "commits": commits,
         "warnings": warnings,
+        **found.spelling,
     }

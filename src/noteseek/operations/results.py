@@ -109,6 +109,14 @@ class IndexInfo(BaseModel):
     roots: list[str] = Field(description="The names of the roots it holds.")
 
 
+class SpellingCorrection(BaseModel):
+    word: str = Field(description="The word as typed.")
+    documents: int = Field(description="Documents holding the word as typed.")
+    also_searched: list[str] = Field(description="Spellings searched besides it, best first.")
+    terms: list[str] = Field(description="The index terms (stems) those spellings searched.")
+    edits: int = Field(description="Edits between the word and its alternatives.")
+
+
 class CommitSearchOut(BaseModel):
     index: IndexInfo
     query: str
@@ -117,6 +125,8 @@ class CommitSearchOut(BaseModel):
     lanes: dict[str, int]
     commits: list[CommitResult]
     warnings: list[str]
+    corrections: list[SpellingCorrection] | None = None
+    did_you_mean: str | None = None
 
 
 class Compression(BaseModel):
@@ -143,6 +153,14 @@ class SearchOut(BaseModel):
     compression: Compression | None = None
     expansion: list[str] | None = Field(
         default=None, description="Words query expansion added to the keyword lane."
+    )
+    corrections: list[SpellingCorrection] | None = Field(
+        default=None,
+        description="Query words no document holds, and the index's spellings within one or "
+        "two edits that were searched besides them (typo tolerance).",
+    )
+    did_you_mean: str | None = Field(
+        default=None, description="The query with each such word replaced by its best spelling."
     )
 
 

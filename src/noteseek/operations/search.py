@@ -101,4 +101,5 @@ def search_payload(ctx: Context, response: SearchResponse) -> dict[str, Any]:
         payload["compression"] = response.compression
     if response.expansion:
         payload["expansion"] = response.expansion
+    payload.update(response.spelling())
     return payload

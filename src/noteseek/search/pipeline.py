@@ -31,7 +31,7 @@ import numpy.typing as npt
 from noteseek import deadline
 from noteseek.analysis import Analyzer
 from noteseek.config import SearchSettings
-from noteseek.search import fusion, keyword, relevance
+from noteseek.search import fusion, keyword, relevance, typos
 from noteseek.search.allowed import AllowedRows
 from noteseek.search.expand import Continued, Expansions
 from noteseek.search.fusion import Fused, rrf
@@ -40,6 +40,7 @@ from noteseek.search.request import PipelineRequest, SearchResources, VectorLane
 from noteseek.search.rows import CandidateRows
 from noteseek.search.snippet import make_snippet
 from noteseek.search.stages import BOOSTS, Chosen, Diversify, Stage, StageContext, chosen
+from noteseek.search.typos import Correction
 from noteseek.store.base import ChunkRow, SearchSource
 from noteseek.types import Clause, Hit, KeywordQuery
 
@@ -54,6 +55,8 @@ class PipelineResult:
     warnings: list[str] = field(default_factory=list)
     expansion: list[str] = field(default_factory=list)
     """Words the concept vocabulary added to the keyword query."""
+    corrections: list[Correction] = field(default_factory=list)
+    """Query words that matched nothing, and the spellings searched besides them."""
 
 
 RETRIEVERS = ("keyword", "semantic")
@@ -147,6 +150,10 @@ def _run(
     lanes: dict[str, list[tuple[int, float]]] = {}
     kw_response: keyword.KeywordResponse | None = None
     query, truncated = parse_bounded(text, analyzer, settings.max_query_terms)
+    corrections: list[Correction] = []
+    if mode != "semantic" and resources.spelling is not None:
+        rare = settings.typo_rare_documents
+        query, corrections = typos.correct(text, query, analyzer, store, resources.spelling, rare)
     if truncated:
         warnings.append(
             f"the query has more than {settings.max_query_terms} distinct words, phrases and "
@@ -287,7 +294,9 @@ def _run(
         )
         timings["results_ms"] = _ms(started)
         expansion = [word for stage in optional.query for word in stage.words]
-        return PipelineResult(hits, len(fused), counts, timings, warnings, expansion)
+        shown = rows.get(f.rowid for f in fused[:k]).values() if corrections else ()
+        spelled = typos.spelled_as(corrections, (row.text for row in shown), analyzer)
+        return PipelineResult(hits, len(fused), counts, timings, warnings, expansion, spelled)
 
     return _Ranked(min(k, len(fused)), counts, finish)
 

@@ -12,7 +12,7 @@ from noteseek.analysis import Analyzer, split_identifier
 from noteseek.types import Clause, KeywordQuery
 
 # A quoted phrase (closing quote optional), or a run of non-space characters.
-_PIECE_RE = re.compile(r'(-?)"([^"]*)"?|(\S+)')
+PIECE_RE = re.compile(r'(-?)"([^"]*)"?|(\S+)')
 _SINGLE_WORD_RE = re.compile(r"^[^\W]+$")
 
 
@@ -38,7 +38,7 @@ def parse_bounded(text: str, analyzer: Analyzer, max_terms: int) -> tuple[Keywor
     # A piece seen before is not analyzed again: a long query repeating one word stays cheap.
     analyzed: dict[str, tuple[bool, Clause | None]] = {}
     truncated = False
-    for m in _PIECE_RE.finditer(text):
+    for m in PIECE_RE.finditer(text):
         piece = m.group(0)
         found = analyzed.get(piece)
         if found is None:

@@ -21,6 +21,7 @@ from noteseek.config import SearchSettings
 from noteseek.search.allowed import AllowedRows
 from noteseek.search.concepts import ConceptVocabulary
 from noteseek.search.graph_lane import GraphView
+from noteseek.search.spelling import Spelling
 from noteseek.store.base import SearchSource, VectorIndex
 from noteseek.types import Filters
 
@@ -86,3 +87,5 @@ class SearchResources:
     graph: GraphView | None = None
     allowed: AllowedRows | None = None
     """The rows each filter lets through, kept by the engine across searches."""
+    spelling: Callable[[], Spelling | None] | None = None
+    """The index's vocabulary for typo tolerance, read on first need (None: tolerance off)."""

@@ -325,6 +325,15 @@ class KeywordIndex(Protocol):
         """Whether a clause matches at least ``max(floor, fraction x chunks)`` chunks."""
         ...
 
+    def term_documents(self, terms: Sequence[str]) -> dict[str, int]:
+        """Documents holding each of ``terms``; a term no document holds is left out."""
+        ...
+
+    def vocabulary(self) -> dict[str, int]:
+        """Every term of the index with the number of documents holding it (typo
+        tolerance's alternatives come from here)."""
+        ...
+
     def matching_rowids(self, query: KeywordQuery, rowids: Sequence[int]) -> set[int]:
         """Which of ``rowids`` match any clause of ``query`` (exclusions on vector results)."""
         ...

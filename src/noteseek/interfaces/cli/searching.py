@@ -213,6 +213,7 @@ def search(
         out.print_json(json.dumps(response, ensure_ascii=False))
     else:
         print_index(response, quiet)
+        print_spelling(response)
         print_hits(hits, explain, full or bool(expand))
         for warning in response["warnings"]:
             err.print(f"[yellow]note:[/] {escape(warning)}")
@@ -251,6 +252,7 @@ def _search_commits(
         out.print_json(json.dumps(response, ensure_ascii=False))
     else:
         print_index(response, quiet)
+        print_spelling(response)
         print_commits(commits, bool(args.get("explain")))
         for warning in response["warnings"]:
             err.print(f"[yellow]note:[/] {escape(warning)}")
@@ -267,6 +269,17 @@ def print_index(response: dict[str, Any], quiet: bool) -> None:
     index used last may belong to another vault than the one meant."""
     if not quiet:
         err.print(f"[dim]{escape(index_line(response['index']))}[/]")
+
+
+def print_spelling(response: dict[str, Any]) -> None:
+    """ "Did you mean" and the spellings searched besides words that matched nothing."""
+    corrections = response.get("corrections")
+    if not corrections:
+        return
+    for c in corrections:
+        also = ", ".join(c["also_searched"])
+        err.print(f"[yellow]{escape(c['word'])}[/] matches nothing; also searched: {escape(also)}")
+    err.print(f"[bold]Did you mean:[/] {escape(response['did_you_mean'])}")
 
 
 def print_commits(commits: list[dict[str, Any]], explain: bool) -> None:

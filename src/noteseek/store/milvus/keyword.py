@@ -211,6 +211,21 @@ class MilvusKeywordIndex(MilvusChunks):
             return set()
         return {int(r["rowid"]) for r in self._rows_matching(plan, rowids)}
 
+    def term_documents(self, terms: Sequence[str]) -> dict[str, int]:
+        """Documents holding each of ``terms``, from the term statistics (one row per root
+        and term: summed); terms no document holds are left out."""
+        counts: Counter[str] = Counter()
+        for r in self._query_in(schema.TERMS, "term", set(terms), ["term", "ddf"]):
+            counts[str(r["term"])] += int(r["ddf"])
+        return {t: n for t, n in counts.items() if n > 0}
+
+    def vocabulary(self) -> dict[str, int]:
+        """Every term with the number of documents holding it (summed over roots)."""
+        counts: Counter[str] = Counter()
+        for r in self._scan(schema.TERMS, "ddf > 0", ["term", "ddf"]):
+            counts[str(r["term"])] += int(r["ddf"])
+        return dict(counts)
+
     def is_common(self, clause: Clause, threshold_fraction: float, floor: int) -> bool:
         """Whether the clause matches at least ``max(floor, fraction x chunks)`` chunks; the
         answer is kept until the index changes."""

@@ -176,6 +176,29 @@ class SQLiteKeywordIndex(SQLiteCore):
         )
         return {int(r[0]) for r in rows}
 
+    def term_documents(self, terms: Sequence[str]) -> dict[str, int]:
+        """Documents holding each of ``terms`` (those held by none are left out)."""
+        if not terms:
+            return {}
+        marks = ",".join("?" * len(terms))
+        rows = self._vocabulary_rows(f"WHERE term IN ({marks})", tuple(terms))
+        return {str(r[0]): int(r[1]) for r in rows}
+
+    def vocabulary(self) -> dict[str, int]:
+        """Every term of the index with the number of documents holding it."""
+        return {str(r[0]): int(r[1]) for r in self._vocabulary_rows("", ())}
+
+    def _vocabulary_rows(self, where: str, params: tuple[str, ...]) -> list[Any]:
+        """Rows (term, documents) of FTS5's own vocabulary of ``docs_fts`` (a table of the
+        connection's temporary schema, so a read-only handle can make it too)."""
+        with self._lock:
+            self._conn.execute(
+                "CREATE VIRTUAL TABLE IF NOT EXISTS temp.docs_vocabulary "
+                "USING fts5vocab(main, docs_fts, row)"
+            )
+            sql = f"SELECT term, doc FROM temp.docs_vocabulary {where}"
+            return self._conn.execute(sql, params).fetchall()
+
     def is_common(self, clause: Clause, threshold_fraction: float, floor: int) -> bool:
         """Whether a clause matches at least ``max(floor, fraction x chunks)`` chunks.
 

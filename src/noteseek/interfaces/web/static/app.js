@@ -369,9 +369,30 @@
       `${n === 0 ? "No" : n} result${n === 1 ? "" : "s"} for “${data.query}”` +
       ` (${data.mode}, ${data.took_ms} ms)`;
     $("warnings").replaceChildren(
+      ...spellingNodes(data),
       ...(data.warnings || []).map((w) => el("p", { class: "warning", text: w })),
     );
     $("results").replaceChildren(...results.map(resultItem));
+  }
+
+  function spellingNodes(data) {
+    // Words no note holds were searched with the index's spellings near them (typo tolerance).
+    if (!data.did_you_mean) return [];
+    const params = new URLSearchParams(location.hash.split("?")[1] || "");
+    params.set("q", data.did_you_mean);
+    const also = (data.corrections || []).map(
+      (c) => `${c.word} matches nothing; also searched: ${c.also_searched.join(", ")}`,
+    );
+    return [
+      el(
+        "p",
+        { class: "did-you-mean" },
+        "Did you mean ",
+        el("a", { href: "#/search?" + params.toString(), text: data.did_you_mean }),
+        "?",
+      ),
+      ...also.map((text) => el("p", { class: "also-searched", text })),
+    ];
   }
 
   function snippetNodes(snippet) {
