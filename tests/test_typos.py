@@ -18,9 +18,9 @@ from noteseek.engine import SearchRequest
 from noteseek.search.spelling import (
     Alternative,
     Spelling,
+    allowed_edits,
     correctable,
     deletions,
-    max_edits,
     one_edit,
     osa_distance,
 )
@@ -34,6 +34,7 @@ NOTES = {
     "form.md": "# Form\n\nA form posts its fields to the server.\n",
     "settings.md": "# Settings\n\n`enablePrettyRefs` shows references as blocks.\n",
     "release.md": "# Release 2.1\n\nCommit 4f2a9c1 shipped it.\n",
+    "dogs.md": "# Dogs\n\nThe dogs sleep all day.\n",
 }
 
 
@@ -81,7 +82,7 @@ def test_deletions_reach_two_letters_shorter() -> None:
     [("cat", 0), ("form", 1), ("layout", 1), ("kubernets", 2), ("procrastinaton", 2)],
 )
 def test_edits_allowed_grow_with_the_word(word: str, edits: int) -> None:
-    assert max_edits(word) == edits
+    assert allowed_edits(word) == edits
 
 
 @pytest.mark.parametrize("word", ["cat", "v2.1", "4f2a9c1", "getUserById", "parse_json", "R2D2"])
@@ -187,3 +188,22 @@ def test_cli_says_did_you_mean_and_json_carries_the_corrections(vault: Path) -> 
     data = json.loads(proc.stdout)
     assert data["did_you_mean"] == "procrastination"
     assert data["corrections"][0]["also_searched"] == ["procrastination"]
+
+
+def test_function_words_are_never_corrected(vault: Path) -> None:
+    # "does" matches nothing here and "dogs" is one letter away: a question word is no typo.
+    response = search(vault, "how does kubernetes scale")
+    assert "corrections" not in response.to_dict()  # type: ignore[attr-defined]
+    assert paths(response.hits)[:1] == ["kubernetes.md"]  # type: ignore[attr-defined]
+
+
+def test_a_question_gets_only_one_letter_slips_corrected(vault: Path) -> None:
+    two_slips = "kbernetis"  # a letter dropped, one changed
+    assert search(vault, two_slips).to_dict()["corrections"]  # type: ignore[attr-defined]
+    # In a question whose other words match ("pods"), a word two edits from any term is as
+    # likely a word the notes do not use: left as it is.
+    question = f"why do the {two_slips} pods restart"
+    assert "corrections" not in search(vault, question).to_dict()  # type: ignore[attr-defined]
+    # One letter off is a slip, question or not.
+    slipped = search(vault, "why do the kubernetis pods restart").to_dict()  # type: ignore[attr-defined]
+    assert slipped["corrections"][0]["also_searched"] == ["kubernetes"]

@@ -44,7 +44,7 @@ _LETTERS_RE = re.compile(r"^[^\W\d_]+$")
 _ASCII = "abcdefghijklmnopqrstuvwxyz"
 
 
-def max_edits(word: str) -> int:
+def allowed_edits(word: str) -> int:
     """Edits allowed between ``word`` and an alternative: 0 (none), 1 or 2 by its length."""
     if len(word) < MIN_LETTERS:
         return 0
@@ -121,13 +121,14 @@ class Spelling:
     def documents(self, term: str) -> int:
         return self.counts.get(term, 0)
 
-    def alternatives(self, word: str) -> list[Alternative]:
+    def alternatives(self, word: str, max_edits: int = 2) -> list[Alternative]:
         """The index terms to search besides ``word`` (as typed), best first; [] when it may
-        not be corrected or nothing is close enough."""
+        not be corrected or nothing is close enough. ``max_edits`` caps the edits its length
+        allows."""
         if not correctable(word):
             return []
         folded = fold(word)
-        edits = max_edits(folded)
+        edits = min(max_edits, allowed_edits(folded))
         own = set(self.analyzer.word_terms(word))
         found = self._one_edit(folded, own)
         if not found and edits >= 2:

@@ -20,6 +20,7 @@ from typing import Any
 
 from noteseek.analysis import Analyzer, fold, split_identifier
 from noteseek.search.query import PIECE_RE
+from noteseek.search.relevance import FUNCTION_WORDS, content_words
 from noteseek.search.spelling import Alternative, Spelling, correctable, osa_distance
 from noteseek.store.base import KeywordIndex
 from noteseek.types import Clause, KeywordQuery
@@ -27,6 +28,18 @@ from noteseek.types import Clause, KeywordQuery
 MORE_COMMON = 20
 """How many times more documents an alternative of a rare word (not of an absent one) must
 be in."""
+SENTENCE_WORDS = 3
+"""A query of this many content words or more, written with function words between them
+(:data:`SENTENCE_GLUE` or more), is a question or a sentence. A word of it that no document
+holds, while its other words match, is as often a word the notes do not use ("would her
+political leaning be") as a typo ("his strucuturing of notes"): it gets only alternatives one
+letter away as typed (``strucuturing`` -> ``structuring``), not the looser two-edit matches
+of stems (``political`` -> ``posit``, ``considered`` -> ``confid``) that only added noise. On
+LoCoMo questions, corrections without this rule and with function words corrected (``does``
+-> ``do``, ``done``) cost 3 of 230 questions their answer in the top 5; with them, 1; no note
+dev set moved (docs/evaluation.md)."""
+SENTENCE_GLUE = 2
+_GLUE_RE = re.compile(r"[^\W\d_]+")
 _WORD_RE = re.compile(r"^\W*([^\W\d_]+)\W*$")
 _TEXT_WORD_RE = re.compile(r"[^\W\d_]{3,}")
 
@@ -131,19 +144,28 @@ def correct(
     words = typed_words(text, analyzer)
     open_terms = {t for c in query.clauses if _plain(c) for t in c.terms}
     words = {term: word for term, word in words.items() if term in open_terms}
+    if analyzer.language == "english":  # "does", "whose": never a typo worth searching for
+        words = {t: w for t, w in words.items() if w.casefold() not in FUNCTION_WORDS}
     if not words:
         return query, []
     held = store.term_documents(list(words))
     weak = {t: w for t, w in words.items() if held.get(t, 0) <= rare}
     if not weak:
         return query, []
+    # In a question or sentence whose other words match, only a slip of one letter is
+    # searched for (see SENTENCE_WORDS).
+    edits = (
+        1
+        if _sentence(text, analyzer) and any(held.get(t, 0) for t in words if t not in weak)
+        else 2
+    )
     vocabulary = spelling()
     if vocabulary is None:
         return query, []
     corrections: dict[str, Correction] = {}
     for term, word in weak.items():
         n = held.get(term, 0)
-        found = vocabulary.alternatives(word)
+        found = vocabulary.alternatives(word, max_edits=edits)
         if n:
             found = [a for a in found if a.documents >= MORE_COMMON * n]
         if found:
@@ -152,6 +174,14 @@ def correct(
         return query, []
     clauses = tuple(_corrected(c, corrections) if _plain(c) else c for c in query.clauses)
     return KeywordQuery(clauses, query.excluded, query.fields), list(corrections.values())
+
+
+def _sentence(text: str, analyzer: Analyzer) -> bool:
+    """Whether ``text`` reads as a question or a sentence (see :data:`SENTENCE_WORDS`)."""
+    if analyzer.language != "english":
+        return False
+    glue = sum(w in FUNCTION_WORDS for w in _GLUE_RE.findall(text.casefold()))
+    return glue >= SENTENCE_GLUE and len(content_words(text, analyzer)) >= SENTENCE_WORDS
 
 
 def _corrected(clause: Clause, corrections: dict[str, Correction]) -> Clause:
