@@ -35,6 +35,9 @@ FETCH_PER_COMMIT = 6
 """Sections fetched per commit asked for: a commit is several chunks (message, hunks), and
 the results are grouped by commit after ranking."""
 SHORT = 10
+NAME_ROW = "## "
+"""How an added file's name row starts (its heading line in the rendered commit); a hunk
+starts with ``@@``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,6 +195,8 @@ class Commits:
             found = _commit_hit(
                 len(commits) + 1, row, hits, patterns, include_diff, self._message(doc_id)
             )
+            if found.hunk is not None and found.hunk.startswith(NAME_ROW):
+                found.hunk = self._first_hunk(found.chunk_id, found.file)
             found.snippet = snippet(_chunk_text(hits, found.chunk_id), found.file is not None)
             commits.append(found)
         return CommitSearch(
@@ -248,6 +253,20 @@ class Commits:
 
         chunk = self.state.store.chunk_by_id(message_chunk_id(doc_id))
         return chunk.text if chunk is not None else ""
+
+    def _first_hunk(self, name_row: str, path: str | None) -> str:
+        """The hunk shown for a result matched by an added file's name row (its heading line,
+        see ``indexing/commits.py``): the first hunk of that file, the row after it."""
+        from noteseek.indexing.commits import chunk_id  # the parsers: not for searches
+
+        store = self.state.store
+        row = store.chunk_by_id(name_row)
+        if row is None:
+            return ""
+        after = store.chunk_by_id(chunk_id(row.doc_id, row.ordinal + 1))
+        if after is None or after.heading_path[:1] != (path,):
+            return row.text
+        return after.text
 
     def _row(self, hit: Hit) -> FileRow | None:
         rows = self.state.store.find_files(hit.path, hit.root)

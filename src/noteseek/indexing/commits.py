@@ -9,7 +9,11 @@ The chunks point at lines of exactly that text, so a result opens at the right p
 * per changed file: its hunks grouped while they fit the budget (a hunk bigger than the budget
   is cut at line ends), heading = the file's path; a binary or hunk-less change (a rename, a
   mode change, a file past the diff bound) is one short chunk naming it, so a file's path
-  still finds the commit.
+  still finds the commit;
+* per file the commit added (not a merge): a name row before its hunks, pointing at the file's
+  heading line and keyword-indexed as a note is named (title = the page's title, aliases = the
+  file name), so "which commit added the page on X" finds the commit that wrote it rather
+  than later edits whose short rows name the file (``_added_name``).
 
 The keyword fields: title = subject; aliases = author, email and hashes (``who`` and
 ``which`` questions); headings = the file path (and the old one of a rename); body = the
@@ -109,6 +113,7 @@ def prepare_commit(
     lines = rendered.text.split("\n")
     chunks: list[Chunk] = []
     fields: list[tuple[str, str]] = []  # (headings, body) per chunk, analyzed below
+    names: dict[int, tuple[str, str]] = {}  # chunk ordinal -> (title, alias) of a name row
 
     start, end = rendered.message
     body = commit.body.strip()
@@ -124,35 +129,48 @@ def prepare_commit(
             listed.append(section)
             continue
         change = section.change
-        names = [change.path] + ([change.old_path] if change.old_path else [])
+        paths = [change.path] + ([change.old_path] if change.old_path else [])
+        if change.status == "added" and not (carried or commit.grafted):
+            # The added file's name row, just before its hunks (see _added_name).
+            names[len(chunks)] = _added_name(change)
+            at = section.heading_line
+            chunks.append(_chunk(doc_id, len(chunks), (change.path,), at, at, lines[at - 1]))
+            fields.append((change.path, ""))
         for text, (a, b) in _file_pieces(section, lines, max_chars):
             chunks.append(_chunk(doc_id, len(chunks), (change.path,), a, b, text))
             # A merge's hunk keeps no keyword terms at all: with only its path left, a short
             # row matched a page's name better than the commit that wrote the page.
-            fields.append(("", "") if carried else (" ".join(names), _changed_lines(text)))
+            fields.append(("", "") if carried else (" ".join(paths), _changed_lines(text)))
     # Changes without hunks (renames, binary files, files past the diff bound) are one line
     # each, grouped: a commit touching a thousand files is not a thousand chunks.
     for group in _listed_groups(listed, max_chars):
         text = "\n".join(_summary(s.change) for s in group)
         heading = (group[0].change.path,) if len(group) == 1 else (FILES_HEADING,)
-        names = [n for s in group for n in (s.change.path, s.change.old_path) if n]
+        paths = [n for s in group for n in (s.change.path, s.change.old_path) if n]
         line_range = (group[0].heading_line, group[-1].heading_line)
         chunks.append(_chunk(doc_id, len(chunks), heading, *line_range, text))
-        fields.append((" ".join(names), text))
+        fields.append((" ".join(paths), text))
 
     who = [commit.author, commit.author_email, commit.hash[:SHORT], commit.hash]
     if commit.committer and commit.committer != commit.author:
         who.append(commit.committer)
     title_terms = analyzer.text(subject)
     alias_terms = analyzer.texts(who)
-    indexed = [
-        IndexedChunk(
-            c,
-            (title_terms, alias_terms, analyzer.text(heads), "", *analyzer.split_terms(text)),
-            embedding_key(embedding_input(subject, found.path, c.heading_path, c.text)),
+    indexed = []
+    for c, (heads, text) in zip(chunks, fields, strict=True):
+        title, aliases, shown = title_terms, alias_terms, c.text
+        if c.ordinal in names:
+            page, file_name = names[c.ordinal]
+            title = analyzer.text(page)
+            aliases = f"{alias_terms} {analyzer.text(file_name)}"
+            shown = f"{c.text}\n{page}"
+        indexed.append(
+            IndexedChunk(
+                c,
+                (title, aliases, analyzer.text(heads), "", *analyzer.split_terms(text)),
+                embedding_key(embedding_input(subject, found.path, c.heading_path, shown)),
+            )
         )
-        for c, (heads, text) in zip(chunks, fields, strict=True)
-    ]
     record = FileRecord(
         root=found.root,
         path=found.path,
@@ -354,3 +372,47 @@ def _changed_lines(text: str) -> str:
         if line[:1] in "+-" and line[:1] and not line.startswith(("+++ ", "--- ")):
             out.append(line[1:])
     return "\n".join(out) or text
+
+
+MARKDOWN = (".md", ".markdown", ".mdx")
+TITLE_LINES = 60
+"""Lines of an added Markdown file looked at for its title (frontmatter or first heading)."""
+
+
+def _added_name(change: FileChange) -> tuple[str, str]:
+    """The (title, file name) a commit that added ``change`` is found by, in its name row.
+
+    The file's hunk is the whole new file, so its chunks are long rows, and BM25 ranked them
+    below any short row naming the file: a later edit's hunk (its path), a subject mentioning
+    the page. So each file a commit adds gets one more, short row, indexed as a note is named:
+    title = the page's title (frontmatter ``title:``, else its first ``# `` heading, else the
+    file name), aliases = the file name without its extension. It points at the file's
+    heading line ("## `path` (added, ...)"). Only the commit that adds a path has it (not
+    its later edits, not a merge that carried it in, not a shallow clone's boundary commit
+    that shows every file as added): "which commit added the page on X" (issue 34)."""
+    file_name = change.path.rsplit("/", 1)[-1]
+    stem = file_name.rsplit(".", 1)[0] if "." in file_name[1:] else file_name
+    title = ""
+    if change.hunks and file_name.lower().endswith(MARKDOWN):
+        title = _markdown_title(change.hunks[0])
+    return title or stem, stem
+
+
+def _markdown_title(hunk: str) -> str:
+    """A new Markdown file's title from its first hunk (all added lines): frontmatter
+    ``title:``, else the first level-one heading."""
+    head = [line[1:] for line in hunk.split("\n")[1:TITLE_LINES] if line[:1] == "+"]
+    if head and head[0].strip() == "---":
+        for line in head[1:]:
+            if line.strip() in ("---", "..."):
+                break
+            if line.startswith("title:"):
+                value = line[6:].strip()
+                if len(value) > 1 and value[0] == value[-1] and value[0] in "'\"":
+                    value = value[1:-1]
+                if value:
+                    return value.strip()
+    for line in head:
+        if line.startswith("# "):
+            return line[2:].strip().rstrip("#").strip()
+    return ""

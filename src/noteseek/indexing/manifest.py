@@ -17,8 +17,9 @@ from noteseek.parse.logseq import LOGSEQ_VERSION
 from noteseek.store.migrations import SCHEMA_VERSION
 
 # Bump when the meaning of stored rows changes in a way a schema migration cannot express.
-SPEC_VERSION = 4  # 2: chunks carry embedding keys; 3: document-level keyword rows; 4: merges
-# carried lines out of the keyword body, code identifiers' parts in the code field
+SPEC_VERSION = 5  # 2: chunks carry embedding keys; 3: document-level keyword rows; 4: merges
+# carried lines out of the keyword body, code identifiers' parts in the code field; 5: a name
+# row per file a commit adds
 
 
 def build_manifest(settings: Settings) -> dict[str, Any]:
