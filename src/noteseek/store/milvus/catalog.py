@@ -229,7 +229,7 @@ class MilvusCatalog(MilvusCore):
         return iter(self._file_rows(f"root == {lit(root)}" if root is not None else ""))
 
     def document_dates(self, exclude_kinds: Sequence[str] = ()) -> list[float]:
-        expr = f"not (kind in {in_list(exclude_kinds)})" if exclude_kinds else ""
+        expr = f"kind not in {in_list(exclude_kinds)}" if exclude_kinds else ""
         return [float(r["modified"]) for r in self._scan(schema.FILES, expr, ["modified"])]
 
     # -- problems and runs --------------------------------------------------------------------

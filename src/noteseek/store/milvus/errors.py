@@ -98,5 +98,18 @@ def _unavailable(store: Any, exc: BaseException) -> None:
 
 
 def reason_of(exc: BaseException) -> str:
+    """What ``exc`` says, in one line: a Milvus error's message, a gRPC error's status and
+    details (not the call's multi-line description)."""
     message = getattr(exc, "message", None)
-    return str(message) if message else str(exc) or type(exc).__name__
+    if message:
+        return str(message)
+    code, details = getattr(exc, "code", None), getattr(exc, "details", None)
+    if callable(code) and callable(details):
+        try:
+            status, said = code(), details()
+        except Exception:  # an error whose status cannot be read is described as it is
+            status, said = None, None
+        if status is not None:
+            name = getattr(status, "name", str(status))
+            return f"{name}: {said}" if said else str(name)
+    return str(exc) or type(exc).__name__

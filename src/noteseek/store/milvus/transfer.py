@@ -121,8 +121,9 @@ class MilvusTransfer(MilvusGraph, MilvusVectors):
                 if mine.fullmatch(collection):
                     self.client.drop_collection(collection)
             self._loaded.clear()
+            self._searching.clear()
             for table in schema.TABLES:
-                schema.create(self.client, self.prefix, table)
+                schema.create(self.client, self.prefix, table, self.uri)
             self._ids = (0, 0)  # the claimed blocks went with the leases collection
             self._writes += 1
 
