@@ -101,7 +101,8 @@ def test_round_trip_sqlite_milvus_sqlite(
         before = answers(engine)
         read_before = reads(engine)
         source = stored(engine.store)
-        data = migrate(engine, to=lite, **{"collection": v for v in collection.values()})
+        named = {"collection": collection["milvus.collection"]} if collection else {}
+        data = migrate(engine, to=lite, **named)
     counts = data["counts"]
     assert counts["source"] == counts["target"]
     assert counts["source"]["files"] == 15 and counts["source"]["problems"] == 1

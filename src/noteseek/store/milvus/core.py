@@ -155,7 +155,7 @@ class MilvusCore:
                     essential(self.uri, "upsert", lambda: self.client.upsert(meta, row))
                 why = schema.outdated(self.client, self.prefix)
         except errors as exc:
-            raise unavailable(self.uri, reason_of(exc)) from exc
+            raise unavailable(self.uri, reason_of(exc), config.token) from exc
         if why is not None:
             self.client.close()
             raise unavailable(self.uri, why)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 
-from noteseek.store.milvus.errors import redact
+from noteseek.config.redaction import redact_text
 
 CLIENT_LOGGERS = ("pymilvus", "pymilvus.milvus_client", "pymilvus.bulk_writer", "milvus_lite")
 """The loggers pymilvus configures with handlers of its own (``pymilvus/settings.py``)."""
@@ -27,7 +27,7 @@ class Routed(logging.Handler):
         except Exception:  # a record that cannot be formatted says nothing worth keeping
             return
         if TARGET.isEnabledFor(logging.DEBUG):
-            TARGET.debug("%s: %s", record.name, redact(first))
+            TARGET.debug("%s: %s", record.name, redact_text(first))
 
 
 ROUTED = Routed(logging.DEBUG)
