@@ -424,7 +424,12 @@ class MilvusCatalog(MilvusCore):
         pks = {t: f"{len(root)}:{root}:{t}" for t in keys}
         have = {
             str(r["term"]): (int(r["cdf"]), int(r["ddf"]))
-            for r in self._query_in(schema.TERMS, "pk", pks.values(), ["term", "cdf", "ddf"])
+            for r in self._query_in(
+                schema.TERMS,
+                "pk",
+                [self._key(schema.TERMS, k) for k in pks.values()],
+                ["term", "cdf", "ddf"],
+            )
         }
         upserts, deletes = [], []
         for term in keys:

@@ -135,6 +135,8 @@ class MilvusCore:
         self.leases = Leases(lambda: self.client, self._tables[schema.LEASES])
         self.server_version: str | None = None
         """What the server reports of itself (None: it does not implement GetVersion)."""
+        self._safe_keys = True
+        """Whether the keyed tables' primary keys go through ``schema.safe_key``."""
         self._searching: dict[str, tuple[VectorIndex, dict[str, Any]]] = {}
         """Each vector collection's index as the server describes it (``capabilities``)."""
         errors = milvus_errors()
@@ -150,9 +152,12 @@ class MilvusCore:
                 if self._tables[schema.META] not in existing:
                     # A new index: its first write tells whether the server offers upsert
                     # (every write of the index is one).
-                    row = [meta_row("version", "0")]
+                    row = [meta_row("version", "0"), meta_row(schema.SAFE_KEYS, "1")]
                     meta = self._tables[schema.META]
                     essential(self.uri, "upsert", lambda: self.client.upsert(meta, row))
+                self._safe_keys = bool(
+                    self._query(schema.META, f"key == {lit(schema.SAFE_KEYS)}", ["key"])
+                )
                 why = schema.outdated(self.client, self.prefix)
         except errors as exc:
             raise unavailable(self.uri, reason_of(exc), config.token) from exc
@@ -429,7 +434,12 @@ class MilvusCore:
                 return
             ops, self._ops, self._overlay = self._ops, [], {}
             if ops:
-                self._commit(ops)
+                try:
+                    self._commit(ops)
+                except milvus_errors() as exc:
+                    # The commit runs as the block ends, outside the public method that
+                    # opened the transaction: its errors are translated here.
+                    raise unavailable(self.uri, reason_of(exc), self.config.token) from exc
                 self._writes += 1
 
     def _rolled_back(self) -> None:
@@ -466,14 +476,20 @@ class MilvusCore:
     def _clear_documents(self) -> None:
         raise NotImplementedError
 
+    def _key(self, table: str, value: str) -> str:
+        """The primary key ``value`` as stored in ``table`` (``schema.safe_key``)."""
+        return schema.safe_key(value) if self._safe_keys and table in schema.KEYED else value
+
     def _upsert(self, table: str, rows: list[dict[str, Any]]) -> None:
+        if self._safe_keys and table in schema.KEYED:
+            rows = [{**r, "pk": schema.safe_key(str(r["pk"]))} for r in rows]
         collection = self._tables.get(table, table)
         for start in range(0, len(rows), 2000):
             self.client.upsert(collection, rows[start : start + 2000])
         self._unflushed[collection] = self._unflushed.get(collection, 0) + len(rows)
 
     def _delete_ids(self, table: str, ids: Iterable[Any]) -> None:
-        unique = list(dict.fromkeys(ids))
+        unique = list(dict.fromkeys(self._key(table, i) if isinstance(i, str) else i for i in ids))
         for start in range(0, len(unique), IN_BATCH):
             self.client.delete(self._tables.get(table, table), ids=unique[start : start + IN_BATCH])
 

@@ -50,6 +50,25 @@ GRAPH_TABLES = (GRAPH_EDGES, GRAPH_KEYS, GRAPH_NODES, GRAPH_DIRTY, COMMUNITIES)
 TABLES = (META, FILES, CHUNKS, TERMS, PROBLEMS, *GRAPH_TABLES, LEASES)
 
 
+KEYED = ("terms", "problems", "graph_keys")
+"""Tables whose VARCHAR primary key is made of names (terms, paths, link keys)."""
+SAFE_KEYS = "safe_keys"
+"""The meta value marking an index whose keyed tables' primary keys go through
+:func:`safe_key` (every index made since; an older one keeps its keys as they were)."""
+_SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.:/@|-")
+
+
+def safe_key(value: str) -> str:
+    """A primary key every Milvus engine handles: characters other than ASCII letters,
+    digits and ``_.:/@|-`` percent-encoded (UTF-8). Milvus's C++ engine in local mode builds
+    the delete of an upsert as an expression without escaping, so a key holding a quote fails
+    ("internal error"), and one holding a non-ASCII letter is not matched: the upsert adds a
+    second row. The readable value stays in its own field (``term``, ``path``, ``key``)."""
+    if all(c in _SAFE for c in value):
+        return value
+    return "".join(c if c in _SAFE else "".join(f"%{b:02X}" for b in c.encode()) for c in value)
+
+
 def name(prefix: str, table: str) -> str:
     return f"{prefix}_{table}"
 
