@@ -109,12 +109,13 @@ def snapshot(uri: str, prefix: str) -> dict[str, Any]:
             terms[f"{row['term']}/d"] += int(row["ddf"])
         answers = {}
         for query in ("harbor quartz", "ledger", "note7", "omega alpha token"):
+            # every match, so no cut between tied scores depends on the ids writers drew
             found = store.keyword_search(
-                parse_query(query, ANALYZER), "any", Filters(), 50, WEIGHTS
+                parse_query(query, ANALYZER), "any", Filters(), 100_000, WEIGHTS
             )
             chunks = {c.rowid: c for c in store.chunk_rows([r for r, _ in found])}
             answers[query] = sorted(
-                (chunks[r].path, chunks[r].ordinal, round(s, 6)) for r, s in found
+                (chunks[r].path, chunks[r].ordinal, round(s, 9)) for r, s in found
             )
         return {
             "files": files,
