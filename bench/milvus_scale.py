@@ -1,7 +1,13 @@
-"""Index throughput and query latency at scale: the embedded SQLite index against Milvus Lite.
+"""Index throughput and query latency at scale: the embedded SQLite index against Milvus Lite
+and Milvus's C++ engine over TCP.
 
     .venv/bin/python bench/milvus_scale.py [--chunks 50000,200000] [--queries 200]
-        [--backends sqlite,milvus] [--json OUT.json] [--work DIR] [--tgz PATH]
+        [--backends sqlite,milvus,engine] [--json OUT.json] [--work DIR] [--tgz PATH]
+
+``milvus`` is Milvus Lite 3 (pure Python, in process, a file); ``engine`` is Milvus's C++
+engine that milvus-lite 2.5.1 ships (``tests/milvus_engine.py``: prepared by
+``./scripts/test`` in ``.cache/milvus-engine``), started for the run on a loopback port with
+its data on disk in the work folder, and reached over TCP as a Milvus Server would be.
 
 One run: unpacks windows-powershell-docs into a temporary folder, counts every file's chunks
 once (a keyword-only SQLite index of the whole corpus), then for each ``--chunks`` size takes
@@ -54,6 +60,9 @@ DEFAULT_TGZ = REPO.parent / "shared" / "data" / "scale" / "windows-powershell-do
 DIMENSION = 384
 STANDIN_MODEL = "hashed-bow-384"
 MODES = ("keyword", "semantic", "hybrid")
+BACKENDS = ("sqlite", "milvus", "engine")
+"""SQLite, Milvus Lite (a file), Milvus's C++ engine over TCP."""
+LABELS = {"sqlite": "SQLite", "milvus": "Milvus Lite", "engine": "Milvus engine (TCP)"}
 WARMUP = 5
 MODEL_CHUNKS_PER_S = "53.8 (400 short chunks) to 21.5-34.5 (real sets)"
 """The bundled model's measured embedding throughput (docs/benchmarks.md, issue 3)."""
@@ -109,7 +118,7 @@ def main() -> int:
     ap.add_argument("--tgz", type=Path, default=DEFAULT_TGZ)
     ap.add_argument("--chunks", default="50000,200000", help="comma-separated sizes")
     ap.add_argument("--queries", type=int, default=200, help="queries per mode and size")
-    ap.add_argument("--backends", default="sqlite,milvus")
+    ap.add_argument("--backends", default="sqlite,milvus,engine")
     ap.add_argument(
         "--budget",
         type=float,
@@ -135,8 +144,8 @@ def main() -> int:
         return 0
     sizes = [int(s) for s in args.chunks.split(",") if s.strip()]
     backends = [b.strip() for b in args.backends.split(",") if b.strip()]
-    if not sizes or any(b not in ("sqlite", "milvus") for b in backends):
-        ap.error("--chunks needs sizes and --backends is sqlite, milvus or both")
+    if not sizes or any(b not in BACKENDS for b in backends):
+        ap.error(f"--chunks needs sizes and --backends is some of {', '.join(BACKENDS)}")
     if any("=" not in item for item in args.set):
         ap.error("--set takes KEY=VALUE")
     if args.work:
@@ -191,7 +200,15 @@ def run(args: argparse.Namespace, sizes: list[int], backends: list[str], work: P
             spec["queries"] = queries
             spec["budget"] = args.budget
             spec["flags"] = settings
-            result = run_child(spec)
+            server = None
+            if backend == "engine":  # the C++ engine, its data on disk, for this run alone
+                server = engine_server(place / "engine")
+                spec["uri"] = server.uri
+            try:
+                result = run_child(spec)
+            finally:
+                if server is not None:
+                    server.stop()
             result.update(size=size, backend=backend, disk_bytes=disk_bytes(place, backend))
             results.append(result)
             say(summary(result))
@@ -309,10 +326,20 @@ def run_child(spec: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
+def engine_server(folder: Path) -> Any:
+    """Milvus's C++ engine started on a free loopback port, its data in ``folder``."""
+    sys.path.insert(0, str(REPO))
+    from tests.milvus_engine import MISSING, Engine, available
+
+    if not available():
+        raise SystemExit(MISSING)
+    return Engine(folder).start()
+
+
 def disk_bytes(place: Path, backend: str) -> int:
     """Bytes on disk of the store: the index folder (SQLite) or the Milvus Lite data (the
     index folder of a Milvus index holds only local caches and the writer lock)."""
-    top = place / ("milvus.db" if backend == "milvus" else "index")
+    top = place / {"milvus": "milvus.db", "engine": "engine"}.get(backend, "index")
     if top.is_file():
         return top.stat().st_size
     return sum(p.stat().st_size for p in top.rglob("*") if p.is_file()) if top.exists() else 0
@@ -347,7 +374,7 @@ def table(results: list[dict[str, Any]]) -> str:
         q = r["queries"]
         lat = " | ".join(f"{q[m]['p50']:.1f} / {q[m]['p95']:.1f}" if m in q else "-" for m in MODES)
         lines.append(
-            f"| {r['chunks']:,} | {r['files']:,} | {r['backend']} | {r['index_s']:.1f} | "
+            f"| {r['chunks']:,} | {r['files']:,} | {LABELS[r['backend']]} | {r['index_s']:.1f} | "
             f"{r.get('index_cpu_s', 0):.1f} | "
             f"{r['index_s'] - r['standin_s']:.1f} | {r['chunks_per_s']:.0f} | "
             f"{r['files_per_s']:.1f} | {lat} | {r['disk_bytes'] / 1e6:.0f} | "
@@ -359,8 +386,8 @@ def table(results: list[dict[str, Any]]) -> str:
 def per_chunk_table(r: dict[str, Any]) -> str:
     pc = r["per_chunk"]
     lines = [
-        f"Milvus bytes per chunk at {r['chunks']:,} chunks (raw field data, mean over "
-        f"{pc['sampled']} chunk rows; index structures not included):",
+        f"{LABELS[r['backend']]}: bytes per chunk at {r['chunks']:,} chunks (raw field data, "
+        f"mean over {pc['sampled']} chunk rows; index structures not included):",
         "",
         "| part | bytes per chunk |",
         "|---|---|",
@@ -369,6 +396,7 @@ def per_chunk_table(r: dict[str, Any]) -> str:
         lines.append(f"| {key} | {value:.0f} |")
     lines.append(f"| (sparse nonzeros per chunk: {pc['sparse_nonzeros']:.1f}) | |")
     lines.append(f"| (distinct terms in the index: {pc['terms']:,}) | |")
+    lines.append(f"| on disk, everything (after a flush) | {r['disk_bytes'] / r['chunks']:.0f} |")
     return "\n".join(lines)
 
 
@@ -390,8 +418,8 @@ def child(spec: dict[str, Any]) -> int:
         "search.time_limit": 3600,  # the default 10 s stops Milvus Lite's slowest queries
     }
     flags.update(spec.get("flags") or {})
-    if spec["backend"] == "milvus":
-        flags["milvus.uri"] = str(place / "milvus.db")
+    if spec["backend"] in ("milvus", "engine"):
+        flags["milvus.uri"] = spec.get("uri") or str(place / "milvus.db")
         flags["milvus.collection"] = "bench"
         flags["milvus.timeout"] = 600
     engine = open_engine(place, flags=flags, environ={})
@@ -452,7 +480,7 @@ def child(spec: dict[str, Any]) -> int:
             "failed": failed,
         }
         note(f"  {mode}: {out['queries'][mode]}")
-    if spec["backend"] == "milvus":
+    if spec["backend"] in ("milvus", "engine"):
         out["per_chunk"] = milvus_per_chunk(engine.store, engine.model_id, chunks, files)
         out["collections"] = engine.store.details().get("collections")
         for collection in engine.store.client.list_collections():

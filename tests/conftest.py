@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from tests import milvus_engine as engines
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLE_VAULT = REPO / "examples" / "vault"
@@ -55,6 +58,27 @@ def shared(path: str) -> Path:
     return target
 
 
+# -- Milvus's C++ engine over TCP (tests/milvus_engine.py) -----------------------------------
+
+
+@pytest.fixture(scope="session")
+def milvus_engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[engines.Engine]:
+    """One engine per test session (per xdist worker), on a free loopback port; stopped by
+    its process id at the end. Skips the test when ``./scripts/test`` has not prepared it."""
+    if not engines.available():
+        pytest.skip(engines.MISSING)
+    with engines.running(tmp_path_factory.mktemp("milvus-engine")) as engine:
+        yield engine
+
+
+@pytest.fixture
+def engine_prefix(milvus_engine: engines.Engine) -> Iterator[str]:
+    """A collection prefix of the test's own on the shared engine, dropped afterwards."""
+    prefix = engines.unique_prefix()
+    yield prefix
+    milvus_engine.drop(prefix)
+
+
 # -- the fast inner loop: `pytest -m "not slow"` ---------------------------------------------
 
 SLOW_FILES = {
@@ -81,7 +105,7 @@ def slow_reason(item: pytest.Item) -> str | None:
         return "Milvus Lite"
     callspec = getattr(item, "callspec", None)
     if callspec is not None and any(
-        value == "milvus-lite" or type(value).__name__ == "MilvusConfig"
+        value in ("milvus-lite", "milvus-engine") or type(value).__name__ == "MilvusConfig"
         for value in callspec.params.values()
     ):
         return "Milvus Lite"

@@ -81,26 +81,37 @@ def stored(store: Store) -> dict[str, Any]:
 
 
 @pytest.mark.embeddings
-def test_round_trip_sqlite_milvus_lite_sqlite(tmp_path: Path) -> None:
+@pytest.mark.parametrize("where", ["milvus-lite", "milvus-engine"])
+def test_round_trip_sqlite_milvus_sqlite(
+    tmp_path: Path, where: str, request: pytest.FixtureRequest
+) -> None:
+    """SQLite -> Milvus (a Lite file, or the C++ engine over TCP) -> SQLite: nothing lost."""
     vault = small_vault(tmp_path)
     folder = project(tmp_path, {"vault": vault})
     lite = str(tmp_path / "milvus" / "index.db")
+    collection: dict[str, str] = {}
+    backend, kind = "milvus-lite", "Milvus Lite at "
+    if where == "milvus-engine":
+        lite = request.getfixturevalue("milvus_engine").uri
+        collection = {"milvus.collection": request.getfixturevalue("engine_prefix")}
+        backend, kind = "milvus", "Milvus at "
     back = tmp_path / "back"
     with engine_for(folder, embeddings=True) as engine:
         engine.index()
         before = answers(engine)
         read_before = reads(engine)
         source = stored(engine.store)
-        data = migrate(engine, to=lite)
+        named = {"collection": collection["milvus.collection"]} if collection else {}
+        data = migrate(engine, to=lite, **named)
     counts = data["counts"]
     assert counts["source"] == counts["target"]
     assert counts["source"]["files"] == 15 and counts["source"]["problems"] == 1
     assert counts["source"]["vectors"] == counts["source"]["chunks"] > 0
     assert counts["source"]["edges"] > 0 and counts["source"]["links"] > 0
-    assert data["target"].startswith("Milvus Lite at ") and "milvus.uri = " in data["next"]
+    assert data["target"].startswith(kind) and "milvus.uri = " in data["next"]
 
-    with engine_for(folder, embeddings=True, **{"milvus.uri": lite}) as engine:
-        assert engine.status()["store"]["backend"] == "milvus-lite"
+    with engine_for(folder, embeddings=True, **{"milvus.uri": lite, **collection}) as engine:
+        assert engine.status()["store"]["backend"] == backend
         assert engine.status()["embedding"]["pending"] == 0  # vectors came along
         assert answers(engine) == before
         assert reads(engine) == read_before

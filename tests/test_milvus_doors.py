@@ -1,8 +1,9 @@
-"""MCP and HTTP with the index in Milvus Lite (``NOTESEEK_MILVUS__URI``): the doors unchanged.
+"""MCP and HTTP with the index in Milvus (``NOTESEEK_MILVUS__URI``): the doors unchanged.
 
-A small linked vault is indexed by ``noteseek index`` into a Milvus Lite file; then the MCP
-server (official SDK client over stdio) or ``noteseek serve`` (real requests on loopback) opens
-that file: every search mode, reading, links, status, and the live index following an edit,
+A small linked vault is indexed by ``noteseek index`` into Milvus (a Milvus Lite file, or
+Milvus's C++ engine over TCP as a server: ``tests/milvus_engine.py``); then the MCP server
+(official SDK client over stdio) or ``noteseek serve`` (real requests on loopback) opens
+that index: every search mode, reading, links, status, and the live index following an edit,
 a rename and a deletion. Milvus Lite serves one process at a time, so each door is the only
 process holding the file while it runs; another holder is named in the error.
 """
@@ -17,6 +18,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -41,25 +43,45 @@ NOTES = {
 SEMANTIC = "when does a key expire"
 
 
-def lite_env(uri: Path) -> dict[str, str]:
-    """The settings of every process here: the index in Milvus Lite, embeddings on."""
+def lite_env(uri: Path | str, collection: str = "noteseek") -> dict[str, str]:
+    """The settings of every process here: the index in Milvus (a Lite file or a server's
+    URI, under ``collection``), embeddings on."""
     return {
         "NOTESEEK_MILVUS__URI": str(uri),
+        "NOTESEEK_MILVUS__COLLECTION": collection,
         "NOTESEEK_EMBEDDING__ENABLED": "true",
         "NOTESEEK_SEARCH__RECENCY": "off",
     }
 
 
-def indexed_vault(tmp: Path) -> tuple[Path, Path, dict[str, str]]:
-    """A project over a fresh copy of the vault, indexed into a Milvus Lite file by the CLI;
-    returns (project folder, vault, settings). No SQLite index is made."""
+@dataclass(frozen=True)
+class Where:
+    """Where a door test keeps its index: Milvus Lite 3 in a file, or Milvus's C++ engine
+    over TCP (as a Milvus Server)."""
+
+    backend: str
+    uri: str
+    collection: str
+
+
+@pytest.fixture(params=["milvus-lite", "milvus-engine"])
+def where(request: pytest.FixtureRequest, tmp_path: Path) -> Where:
+    if request.param == "milvus-engine":
+        engine = request.getfixturevalue("milvus_engine")
+        return Where("milvus", engine.uri, request.getfixturevalue("engine_prefix"))
+    return Where("milvus-lite", str(tmp_path / "lite" / "index.db"), "noteseek")
+
+
+def indexed_vault(tmp: Path, where: Where) -> tuple[Path, Path, dict[str, str]]:
+    """A project over a fresh copy of the vault, indexed into Milvus by the CLI; returns
+    (project folder, vault, settings). No SQLite index is made."""
     vault = tmp / "vault"
     for rel, text in NOTES.items():
         write(vault / rel, text)
     folder = tmp / "project"
     folder.mkdir()
     project(folder, {"notes": vault})
-    env = lite_env(tmp / "lite" / "index.db")
+    env = lite_env(where.uri, where.collection)
     run_cli(["index", "--json"], folder, env)
     assert not (folder / ".noteseek" / "index.db").exists()
     return folder, vault, env
@@ -78,8 +100,9 @@ def link_paths(links: list[dict[str, Any]]) -> set[str | None]:
 
 
 @pytest.mark.embeddings
-def test_mcp_searches_reads_and_follows_changes_in_milvus_lite(tmp_path: Path) -> None:
-    folder, vault, env = indexed_vault(tmp_path)
+def test_mcp_searches_reads_and_follows_changes_in_milvus(tmp_path: Path, where: Where) -> None:
+    folder, vault, env = indexed_vault(tmp_path, where)
+    files_table = f"{where.collection}_files"
 
     async def main() -> None:
         async with session(folder, env=env) as client:
@@ -92,8 +115,8 @@ def test_mcp_searches_reads_and_follows_changes_in_milvus_lite(tmp_path: Path) -
             status = await call(client, "index_status")
             assert status["documents"] == 4 and status["service"]["role"] == "writer"
             store = status["store"]
-            assert (store["backend"], store["uri"]) == ("milvus-lite", env["NOTESEEK_MILVUS__URI"])
-            assert store["collections"]["noteseek_files"] == 4
+            assert (store["backend"], store["uri"]) == (where.backend, where.uri)
+            assert store["collections"][files_table] == 4
             assert status["embedding"]["embedded"] == status["embedding"]["total"] > 0
 
             # Every search mode.
@@ -239,7 +262,7 @@ def test_mcp_searches_reads_and_follows_changes_in_milvus_lite(tmp_path: Path) -
             status = await call(client, "index_status")
             files = {r["name"]: r["files"] for r in status["roots"]}
             assert files == {"notes": 3, "memory": 1}
-            assert status["store"]["collections"]["noteseek_files"] == status["documents"] == 4
+            assert status["store"]["collections"][files_table] == status["documents"] == 4
             assert status["service"]["watcher"]["errors"] == 0
 
     run(main)
@@ -267,8 +290,8 @@ def http_paths(client: httpx.Client, query: str, mode: str = "keyword") -> list[
 
 
 @pytest.mark.embeddings
-def test_http_searches_reads_and_follows_changes_in_milvus_lite(tmp_path: Path) -> None:
-    folder, vault, env = indexed_vault(tmp_path)
+def test_http_searches_reads_and_follows_changes_in_milvus(tmp_path: Path, where: Where) -> None:
+    folder, vault, env = indexed_vault(tmp_path, where)
     with (
         serving(folder, env=serve_env(tmp_path / "home", **env)) as server,
         server.client() as client,
@@ -281,7 +304,7 @@ def test_http_searches_reads_and_follows_changes_in_milvus_lite(tmp_path: Path) 
             timeout=60,
         )
         status = client.get("/status").json()
-        assert status["documents"] == 4 and status["store"]["backend"] == "milvus-lite"
+        assert status["documents"] == 4 and status["store"]["backend"] == where.backend
 
         assert http_paths(client, "expire ttl")[0] == "notes/redis.md"
         assert http_paths(client, SEMANTIC, "semantic")[0] == "notes/redis.md"

@@ -136,11 +136,18 @@ def bm25(eng: Engine, query: str) -> list[tuple[str, str, int, float]]:
     return sorted(out)
 
 
-def test_writers_on_different_roots_at_once_while_a_reader_searches(tmp_path: Path) -> None:
-    uri = str(tmp_path / "milvus" / "index.db")
+@pytest.mark.parametrize("where", ["milvus-lite", "milvus-engine"])
+def test_writers_on_different_roots_at_once_while_a_reader_searches(
+    tmp_path: Path, where: str, request: pytest.FixtureRequest
+) -> None:
+    uri, shared, fresh_prefix = str(tmp_path / "milvus" / "index.db"), "shared", "fresh"
+    if where == "milvus-engine":  # the C++ engine over TCP, as a Milvus Server
+        uri = request.getfixturevalue("milvus_engine").uri
+        shared = request.getfixturevalue("engine_prefix")
+        fresh_prefix = f"{shared}_fresh"
     folders = {r: make_root(tmp_path / "notes", r) for r in ROOTS}
-    writers = {r: engine(tmp_path, r, uri, {r: folders[r]}, "shared") for r in ROOTS}
-    reader = MilvusStore(MilvusConfig(uri=uri, prefix="shared"), readonly=True)
+    writers = {r: engine(tmp_path, r, uri, {r: folders[r]}, shared) for r in ROOTS}
+    reader = MilvusStore(MilvusConfig(uri=uri, prefix=shared), readonly=True)
     errors: list[str] = []
     barrier = threading.Barrier(len(ROOTS))
 
@@ -185,7 +192,7 @@ def test_writers_on_different_roots_at_once_while_a_reader_searches(tmp_path: Pa
     assert stats["files"] == len(ROOTS) * FILES and stats["chunks"] == len(chunk_ids)
 
     # The keyword statistics equal a fresh single writer's index of the same files.
-    fresh = engine(tmp_path, "fresh", uri, folders, "fresh")
+    fresh = engine(tmp_path, "fresh", uri, folders, fresh_prefix)
     fresh.index(keyword_only=True)
     fresh_store = fresh.store
     assert isinstance(fresh_store, MilvusStore)

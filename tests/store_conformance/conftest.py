@@ -19,15 +19,21 @@ from noteseek.store.backend import Backend, MilvusBackend, SQLiteBackend
 from noteseek.store.base import Store
 from noteseek.store.milvus import MilvusConfig
 
-BACKENDS = ["sqlite", "milvus-lite"]
+BACKENDS = ["sqlite", "milvus-lite", "milvus-engine"]
+"""SQLite, Milvus Lite 3 (in process) and Milvus's C++ engine over TCP (as a server)."""
 PREFIX = "conformance"
 
 
 @pytest.fixture(params=BACKENDS)
 def backend(request: pytest.FixtureRequest, tmp_path: Path, index_dir: Path) -> Backend:
-    """The SQLite index in ``index_dir``, or a Milvus Lite index in the test's folder."""
+    """The SQLite index in ``index_dir``, a Milvus Lite index in the test's folder, or an
+    index of the test's own on the session's engine (``engine_prefix``)."""
     if request.param == "sqlite":
         return SQLiteBackend(index_dir)
+    if request.param == "milvus-engine":
+        engine = request.getfixturevalue("milvus_engine")
+        prefix = request.getfixturevalue("engine_prefix")
+        return MilvusBackend(MilvusConfig(uri=engine.uri, prefix=prefix))
     return MilvusBackend(MilvusConfig(uri=str(tmp_path / "milvus.db"), prefix=PREFIX))
 
 
@@ -35,6 +41,11 @@ def another(backend: Backend, folder: Path, prefix: str) -> Backend:
     """A second index of the same backend: in ``folder`` (SQLite), or under the collection
     ``prefix`` beside the first (Milvus)."""
     if isinstance(backend, MilvusBackend):
+        mine = backend.config.prefix
+        if mine != PREFIX:  # an engine shared by the session: a name under the test's prefix
+            prefix = (
+                mine + prefix[len(PREFIX) :] if prefix.startswith(PREFIX) else f"{mine}_{prefix}"
+            )
         return MilvusBackend(replace(backend.config, prefix=prefix))
     return SQLiteBackend(folder)
 

@@ -31,6 +31,8 @@ from pydantic_settings import EnvSettingsSource, TomlConfigSettingsSource
 from noteseek.config.base import ConfigError
 from noteseek.config.environment import env_names, key_variables
 from noteseek.config.indexing import RootConfig
+from noteseek.config.milvus import MilvusSettings
+from noteseek.config.redaction import redact_uri
 from noteseek.config.settings import ENV_PREFIX, Settings
 from noteseek.places import APP_NAME, data_dir, find_project_file
 
@@ -55,6 +57,8 @@ class LoadedConfig:
         """Every resolved leaf value with its layer, in a stable order."""
         rows: list[tuple[str, Any, Layer]] = []
         for key, value in _flatten(self.settings.model_dump(mode="json")).items():
+            if isinstance(value, str) and key.endswith(("uri", "url")):
+                value = redact_uri(value)  # credentials in a URI are never shown
             rows.append((key, value, self.origins.get(key, "default")))
         rows.append(("index.dir (resolved)", str(self.index_dir), "default"))
         return rows
@@ -145,6 +149,22 @@ def default_index_dir(roots: Mapping[str, RootConfig]) -> Path:
     return data_dir() / "indexes" / f"{slug}-{digest}"
 
 
+def milvus_state_dir(milvus: MilvusSettings) -> Path:
+    """The local folder of an index kept in Milvus (its writer lock, the roots it was built
+    from, pending hand-offs), keyed by where the index is: the URI (without credentials; a
+    Lite file by its absolute path), the database and the collection prefix. Never the folder
+    of another index (the named index in use, the index used last)."""
+    uri = milvus.uri
+    local = "://" not in uri
+    uri = str(Path(uri).expanduser().resolve()) if local else redact_uri(uri).rstrip("/")
+    key = "\n".join((uri, milvus.db_name, milvus.collection))
+    digest = hashlib.blake2b(key.encode(), digest_size=6).hexdigest()
+    return data_dir() / "milvus" / f"{milvus.collection}-{digest}"
+
+
+MILVUS_STATE_REASON = "the Milvus index's own, keyed by milvus.uri, db_name and collection"
+
+
 def _index_dir(
     settings: Settings, project_file: Path | None, origins: Mapping[str, Layer]
 ) -> tuple[Path, str]:
@@ -152,6 +172,8 @@ def _index_dir(
         return Path(settings.index.dir).expanduser(), f"index.dir ({origins.get('index.dir')})"
     if project_file is not None:
         return project_file.parent / ".noteseek", f"beside {project_file}"
+    if settings.milvus.enabled:
+        return milvus_state_dir(settings.milvus), MILVUS_STATE_REASON
     if settings.roots:
         return default_index_dir(settings.roots), "user data dir, keyed by the roots"
     return data_dir() / "indexes" / "default", "user data dir (no roots configured)"

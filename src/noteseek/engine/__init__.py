@@ -111,6 +111,14 @@ class Engine:
         return self._state.index_exists
 
     @property
+    def location(self) -> str | None:
+        """Where the index is when it is kept outside its folder (Milvus: ``Milvus at URI
+        (collections PREFIX_*)``, without secrets); None for the embedded index, which is
+        its folder ``index_dir``."""
+        backend = self._state.backend
+        return backend.location if backend.folder is None else None
+
+    @property
     def model_id(self) -> str:
         """The id of the configured embedding model (without loading it)."""
         return self._state.model_id

@@ -38,6 +38,8 @@ def choose_index(config: LoadedConfig, roots: Sequence[str], cwd: Path | None) -
         if _is_dir(path):
             name, root = ad_hoc_root(path, {**settings.roots, **extra})
             extra[name] = root
+    if settings.milvus.enabled and config.project_file is None and not settings.index.dir:
+        return  # a Milvus index keeps its own folder (``config.milvus_state_dir``)
     if extra and config.project_file is None and not settings.index.dir:
         config.index_dir = default_index_dir({**settings.roots, **extra})
         config.index_dir_reason = "user data dir, keyed by the roots"
@@ -68,6 +70,8 @@ def remember_index(config: LoadedConfig) -> str | None:
     index is in use: then it stays, and the returned notice says so."""
     if config.project_file is not None or config.settings.index.dir:
         return None
+    if config.settings.milvus.enabled:
+        return None  # found again by its settings, not as the index used last
     named = in_use()
     if named is not None and named.exists and named.folder != config.index_dir:
         return (

@@ -39,12 +39,16 @@ def index_info(ctx: Context) -> dict[str, Any]:
     have) are left out.
     """
     engine = ctx.engine
-    return {"dir": str(engine.index_dir), "roots": sorted(engine.naming_roots())}
+    info: dict[str, Any] = {"dir": str(engine.index_dir), "roots": sorted(engine.naming_roots())}
+    if engine.location is not None:  # kept elsewhere (Milvus): that is the index's name
+        info["store"] = engine.location
+    return info
 
 
 def index_line(info: dict[str, Any]) -> str:
-    """``index ~/.local/share/noteseek/... (roots: notes, docs)``: what the doors print."""
-    folder = str(info["dir"])
+    """``index ~/.local/share/noteseek/... (roots: notes, docs)``: what the doors print; an
+    index kept in Milvus is named by where it is (``index Milvus at ... (collections ...)``)."""
+    folder = str(info.get("store") or info["dir"])
     home = str(Path.home())
     if home not in ("", os.sep) and (folder == home or folder.startswith(home + os.sep)):
         folder = "~" + folder[len(home) :]

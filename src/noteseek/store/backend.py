@@ -283,6 +283,7 @@ class MilvusBackend:
             "backend": self.name,
             "uri": redact(self.config.uri),
             "collection": self.config.prefix,
+            "location": self.location,
         }
         opened = None if store is None else store()
         if isinstance(opened, MilvusStore):

@@ -156,9 +156,17 @@ def status(
         if data.get("damaged"):
             raise typer.Exit(EXIT_NO_INDEX)
         return
-    out.print(
-        f"[bold]index[/] {escape(data['index_dir'])} ([dim]{escape(data['index_dir_reason'])}[/])"
-    )
+    location = (data.get("store") or {}).get("location")
+    if location:  # kept in Milvus: named by where it is; the folder holds its local state
+        out.print(
+            f"[bold]index[/] {escape(location)} ([dim]local state in {escape(data['index_dir'])}, "
+            f"{escape(data['index_dir_reason'])}[/])"
+        )
+    else:
+        out.print(
+            f"[bold]index[/] {escape(data['index_dir'])} "
+            f"([dim]{escape(data['index_dir_reason'])}[/])"
+        )
     if data.get("damaged"):
         raise fail(data["damaged"], EXIT_NO_INDEX)
     if not data["exists"]:
@@ -168,8 +176,13 @@ def status(
     if store.get("backend", "sqlite") != "sqlite":
         sizes = ", ".join(f"{k} {v:,}" for k, v in (store.get("collections") or {}).items())
         out.print(
-            f"[bold]store[/] {escape(store['backend'])} {escape(store.get('uri', ''))}"
-            + (f" ({escape(store['server_version'])})" if store.get("server_version") else "")
+            f"[bold]store[/] {escape(store['backend'])}: "
+            + escape(store.get("server") or store.get("uri", ""))
+            + (
+                f", vector index {escape(', '.join(sorted(set(store['vector_index'].values()))))}"
+                if store.get("vector_index")
+                else ""
+            )
             + (f": {escape(sizes)}" if sizes else "")
         )
         for lease in store.get("leases") or []:

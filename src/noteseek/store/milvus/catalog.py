@@ -229,7 +229,7 @@ class MilvusCatalog(MilvusCore):
         return iter(self._file_rows(f"root == {lit(root)}" if root is not None else ""))
 
     def document_dates(self, exclude_kinds: Sequence[str] = ()) -> list[float]:
-        expr = f"not (kind in {in_list(exclude_kinds)})" if exclude_kinds else ""
+        expr = f"kind not in {in_list(exclude_kinds)}" if exclude_kinds else ""
         return [float(r["modified"]) for r in self._scan(schema.FILES, expr, ["modified"])]
 
     # -- problems and runs --------------------------------------------------------------------
@@ -424,7 +424,12 @@ class MilvusCatalog(MilvusCore):
         pks = {t: f"{len(root)}:{root}:{t}" for t in keys}
         have = {
             str(r["term"]): (int(r["cdf"]), int(r["ddf"]))
-            for r in self._query_in(schema.TERMS, "pk", pks.values(), ["term", "cdf", "ddf"])
+            for r in self._query_in(
+                schema.TERMS,
+                "pk",
+                [self._key(schema.TERMS, k) for k in pks.values()],
+                ["term", "cdf", "ddf"],
+            )
         }
         upserts, deletes = [], []
         for term in keys:

@@ -25,7 +25,6 @@ handle's change token. A handle holding leases checks them before each commit.
 from __future__ import annotations
 
 import json
-import logging
 import secrets
 import threading
 from collections.abc import Iterable, Iterator, Sequence
@@ -36,14 +35,29 @@ from typing import Any
 
 from noteseek.store.base import ChangeToken
 from noteseek.store.milvus import schema
-from noteseek.store.milvus.errors import milvus_errors, reason_of, unavailable, version_error
+from noteseek.store.milvus.capabilities import (
+    VectorIndex,
+    essential,
+    server_version,
+    vector_index_of,
+)
+from noteseek.store.milvus.errors import (
+    milvus_errors,
+    reason_of,
+    redact,
+    unavailable,
+    version_error,
+)
 from noteseek.store.milvus.leases import LeaseLost, Leases
+from noteseek.store.milvus.logs import route_client_logs
 
 IN_BATCH = 1000
 """Values per ``in [...]`` list."""
 SCAN_BATCH = 4000
 QUERY_MAX = 16_384
 """The most rows one Milvus query returns."""
+EMPTY_SPARSE = "Growing segment loss raw data"
+"""The C++ engine's answer to a query for a sparse vector field of a collection never written."""
 STATS = ("chunks", "ctokens", "docs", "dtokens")
 """The keyword statistics: chunk rows and their tokens, file rows and their tokens."""
 
@@ -119,6 +133,12 @@ class MilvusCore:
         self._unflushed: dict[str, int] = {}
         """Rows written to each collection since this handle last flushed it (Milvus Lite)."""
         self.leases = Leases(lambda: self.client, self._tables[schema.LEASES])
+        self.server_version: str | None = None
+        """What the server reports of itself (None: it does not implement GetVersion)."""
+        self._safe_keys = True
+        """Whether the keyed tables' primary keys go through ``schema.safe_key``."""
+        self._searching: dict[str, tuple[VectorIndex, dict[str, Any]]] = {}
+        """Each vector collection's index as the server describes it (``capabilities``)."""
         errors = milvus_errors()
         try:
             with OPENING:
@@ -126,25 +146,33 @@ class MilvusCore:
                 existing = set(self.client.list_collections())
                 for table, collection in self._tables.items():
                     if collection not in existing:
-                        schema.create(self.client, self.prefix, table)
+                        schema.create(self.client, self.prefix, table, self.uri)
                     else:
                         schema.load(self.client, collection)
+                if self._tables[schema.META] not in existing:
+                    # A new index: its first write tells whether the server offers upsert
+                    # (every write of the index is one).
+                    row = [meta_row("version", "0"), meta_row(schema.SAFE_KEYS, "1")]
+                    meta = self._tables[schema.META]
+                    essential(self.uri, "upsert", lambda: self.client.upsert(meta, row))
+                self._safe_keys = bool(
+                    self._query(schema.META, f"key == {lit(schema.SAFE_KEYS)}", ["key"])
+                )
                 why = schema.outdated(self.client, self.prefix)
         except errors as exc:
-            raise unavailable(self.uri, reason_of(exc)) from exc
+            raise unavailable(self.uri, reason_of(exc), config.token) from exc
         if why is not None:
             self.client.close()
             raise unavailable(self.uri, why)
 
     def _connect(self) -> Any:
-        # Their log lines (a traceback when a Lite file is locked, a warning per scan) would
-        # reach the terminal; what went wrong leaves as one store error instead.
-        logging.getLogger("milvus_lite").setLevel(logging.CRITICAL)
-        logging.getLogger("pymilvus").setLevel(logging.ERROR)
         try:
             from pymilvus import MilvusClient
         except ImportError as exc:
             raise unavailable(self.uri, str(exc)) from None
+        # Their log lines (a traceback per failed call, a warning per scan) would reach the
+        # terminal; what went wrong leaves as one store error instead (``logs.py``).
+        route_client_logs()
         if self.config.lite:
             try:
                 Path(self.uri).expanduser().parent.mkdir(parents=True, exist_ok=True)
@@ -157,13 +185,24 @@ class MilvusCore:
             timeout=self.config.timeout,
             **(LITE_CHANNEL if self.config.lite else {}),
         )
-        error = version_error(self.uri, str(client.get_server_version()))
+        try:
+            self.server_version = server_version(client)
+            error = (
+                None
+                if self.server_version is None
+                else version_error(self.uri, self.server_version)
+            )
+        except BaseException:
+            client.close()
+            raise
         if error is not None:
+            client.close()
             raise error
         return client
 
     def details(self) -> dict[str, Any]:
-        """The server's version and the rows of each of the index's collections."""
+        """The server's identity (its version, or that it reports none), the vector index
+        each model's collection got (``capabilities.py``) and the rows of each collection."""
         with self._lock:
             names = sorted(
                 c for c in self.client.list_collections() if c.startswith(self.prefix + "_")
@@ -171,7 +210,18 @@ class MilvusCore:
             for collection in names:
                 schema.load(self.client, collection)
             sizes = {c: self._count(c) for c in names}
-            return {"server_version": str(self.client.get_server_version()), "collections": sizes}
+            indexes = {
+                c: vector_index_of(self.client, c, "vector")[0].kind
+                for c in names
+                if c.startswith(schema.name(self.prefix, "vec_"))
+            }
+            version = self.server_version
+            return {
+                "server_version": version if version is not None else "not reported",
+                "server": server_identity(self.uri, version),
+                "vector_index": indexes,
+                "collections": sizes,
+            }
 
     def close(self) -> None:
         with self._lock:
@@ -182,15 +232,27 @@ class MilvusCore:
 
     def _query(self, table: str, expr: str, fields: Sequence[str], limit: int = 0) -> list[Any]:
         kwargs: dict[str, Any] = {"limit": limit} if limit else {}
-        return list(
-            self.client.query(
-                self._tables.get(table, table),
-                filter=expr,
-                output_fields=list(fields),
-                consistency_level="Strong",
-                **kwargs,
+        collection = self._tables.get(table, table)
+        try:
+            return list(
+                self.client.query(
+                    collection,
+                    filter=expr,
+                    output_fields=list(fields),
+                    consistency_level="Strong",
+                    **kwargs,
+                )
             )
-        )
+        except milvus_errors() as exc:
+            if EMPTY_SPARSE not in reason_of(exc):
+                raise
+            # Milvus's C++ engine (2.5) cannot return a sparse vector field from a collection
+            # that never held a row: nothing matches there, so the answer is no rows.
+            if self.client.query(collection, filter=expr, output_fields=["count(*)"])[0][
+                "count(*)"
+            ]:
+                raise
+            return []
 
     def _scan(self, table: str, expr: str, fields: Sequence[str]) -> Iterator[dict[str, Any]]:
         """Every row matching ``expr``, read in batches."""
@@ -372,7 +434,12 @@ class MilvusCore:
                 return
             ops, self._ops, self._overlay = self._ops, [], {}
             if ops:
-                self._commit(ops)
+                try:
+                    self._commit(ops)
+                except milvus_errors() as exc:
+                    # The commit runs as the block ends, outside the public method that
+                    # opened the transaction: its errors are translated here.
+                    raise unavailable(self.uri, reason_of(exc), self.config.token) from exc
                 self._writes += 1
 
     def _rolled_back(self) -> None:
@@ -409,14 +476,20 @@ class MilvusCore:
     def _clear_documents(self) -> None:
         raise NotImplementedError
 
+    def _key(self, table: str, value: str) -> str:
+        """The primary key ``value`` as stored in ``table`` (``schema.safe_key``)."""
+        return schema.safe_key(value) if self._safe_keys and table in schema.KEYED else value
+
     def _upsert(self, table: str, rows: list[dict[str, Any]]) -> None:
+        if self._safe_keys and table in schema.KEYED:
+            rows = [{**r, "pk": schema.safe_key(str(r["pk"]))} for r in rows]
         collection = self._tables.get(table, table)
         for start in range(0, len(rows), 2000):
             self.client.upsert(collection, rows[start : start + 2000])
         self._unflushed[collection] = self._unflushed.get(collection, 0) + len(rows)
 
     def _delete_ids(self, table: str, ids: Iterable[Any]) -> None:
-        unique = list(dict.fromkeys(ids))
+        unique = list(dict.fromkeys(self._key(table, i) if isinstance(i, str) else i for i in ids))
         for start in range(0, len(unique), IN_BATCH):
             self.client.delete(self._tables.get(table, table), ids=unique[start : start + IN_BATCH])
 
@@ -431,6 +504,16 @@ class MilvusCore:
             existing = set(self.client.list_collections())
         missing = [c for c in self._tables.values() if c not in existing]
         return f"missing collections: {', '.join(missing)}" if missing else None
+
+
+def server_identity(uri: str, version: str | None) -> str:
+    """Which server the index is on, as ``status`` shows it (no secrets)."""
+    where = redact(uri)
+    if version is None:
+        return f"Milvus at {where} (no version reported: the server does not implement GetVersion)"
+    if version.startswith("milvus_lite"):
+        return f"Milvus Lite {version.removeprefix('milvus_lite').strip()} at {where}"
+    return f"Milvus {version} at {where}"
 
 
 def meta_row(key: str, value: str) -> dict[str, Any]:

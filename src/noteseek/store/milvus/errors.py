@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any, TypeVar
 
+from noteseek.config.redaction import redact_text, redact_uri, secrets_of
 from noteseek.store.boundary import wrap_public_methods
 from noteseek.store.errors import IndexUnavailable
 
@@ -26,14 +27,14 @@ class MilvusUnavailable(IndexUnavailable):
 
 
 def redact(uri: str) -> str:
-    """The URI without credentials (``user:password@`` and any ``token=`` query)."""
-    uri = re.sub(r"(?<=://)[^/@]*@", "", uri)
-    return re.sub(r"(?i)([?&](token|password|api_key)=)[^&]*", r"\1***", uri)
+    """The URI without credentials (``config.redaction.redact_uri``)."""
+    return redact_uri(uri)
 
 
-def unavailable(uri: str, reason: str) -> MilvusUnavailable:
-    """The error for ``reason`` (Milvus's words, without secrets), with what to check."""
-    reason = redact(" ".join(reason.split()))[:400]
+def unavailable(uri: str, reason: str, token: str = "") -> MilvusUnavailable:
+    """The error for ``reason`` (Milvus's words, without the URI's or ``token``'s secrets),
+    with what to check."""
+    reason = redact_text(" ".join(reason.split()), secrets_of(uri, token))[:400]
     return MilvusUnavailable(
         f"the Milvus index at milvus.uri = {redact(uri)} cannot be used: {reason}; {hint(reason)}",
         reason,
@@ -94,9 +95,22 @@ def translate_errors(cls: C) -> C:
 
 
 def _unavailable(store: Any, exc: BaseException) -> None:
-    raise unavailable(store.uri, reason_of(exc)) from exc
+    raise unavailable(store.uri, reason_of(exc), store.config.token) from exc
 
 
 def reason_of(exc: BaseException) -> str:
+    """What ``exc`` says, in one line: a Milvus error's message, a gRPC error's status and
+    details (not the call's multi-line description)."""
     message = getattr(exc, "message", None)
-    return str(message) if message else str(exc) or type(exc).__name__
+    if message:
+        return str(message)
+    code, details = getattr(exc, "code", None), getattr(exc, "details", None)
+    if callable(code) and callable(details):
+        try:
+            status, said = code(), details()
+        except Exception:  # an error whose status cannot be read is described as it is
+            status, said = None, None
+        if status is not None:
+            name = getattr(status, "name", str(status))
+            return f"{name}: {said}" if said else str(name)
+    return str(exc) or type(exc).__name__

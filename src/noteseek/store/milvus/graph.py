@@ -122,7 +122,7 @@ class MilvusGraph(MilvusCatalog):
             return sorted(found)
 
     def named_files(self, exclude_kinds: Sequence[str] = ()) -> list[NamedFile]:
-        expr = f"not (kind in {in_list(exclude_kinds)})" if exclude_kinds else ""
+        expr = f"kind not in {in_list(exclude_kinds)}" if exclude_kinds else ""
         fields = ["file_id", "root", "path", "doc_id", "title", "aliases"]
         found = [
             NamedFile(

@@ -84,7 +84,10 @@ class MilvusKeywordIndex(MilvusChunks):
             return [], idf, 0.0
         pool = max(POOL * want, MIN_POOL)
         limit = min(CANDIDATES, pool, sum(df.get(t, 0) for t in terms) + 16 * len(terms))
-        found = self._sparse(vector, limit, self._filter_expr(filters), doc)
+        # The statistics may lag the rows a reader sees (a writer applies them after flipping
+        # its files): an answer filling ``limit`` may have been cut short, so it widens.
+        widen = min(CANDIDATES, pool)
+        found = self._sparse(vector, limit, self._filter_expr(filters), doc, widen)
         matched = []
         for row in found:
             hits_in_row = matching.evaluate(plan, matching.tokenize(row["kw"]))
@@ -94,22 +97,27 @@ class MilvusKeywordIndex(MilvusChunks):
         return matched, idf, (tokens / rows_total if rows_total else 0.0)
 
     def _sparse(
-        self, vector: dict[int, float], limit: int, expr: str, doc: bool
+        self, vector: dict[int, float], limit: int, expr: str, doc: bool, widen: int = 0
     ) -> list[dict[str, Any]]:
-        """The visible rows best for ``vector`` (at most ``limit``), with their fields."""
+        """The visible rows best for ``vector`` (at most ``limit``; at most ``widen`` when
+        ``limit`` rows came back), with their fields."""
         key = "file_id" if doc else "rowid"
         fields = [key, "kw", "ntok"] if doc else [key, "file_id", "gen", "kw", "ntok"]
-        result = self.client.search(
-            self._tables[schema.FILES if doc else schema.CHUNKS],
-            data=[vector],
-            anns_field="sp",
-            limit=max(1, limit),
-            filter=expr,
-            output_fields=fields,
-            search_params={"metric_type": "IP"},
-            consistency_level="Strong",
-        )
-        found = [dict(hit["entity"]) for hit in result[0]] if result else []
+        while True:
+            result = self.client.search(
+                self._tables[schema.FILES if doc else schema.CHUNKS],
+                data=[vector],
+                anns_field="sp",
+                limit=max(1, limit),
+                filter=expr,
+                output_fields=fields,
+                search_params={"metric_type": "IP"},
+                consistency_level="Strong",
+            )
+            found = [dict(hit["entity"]) for hit in result[0]] if result else []
+            if len(found) < limit or widen <= limit:
+                break
+            limit = widen
         return found if doc else self._visible(found)
 
     def _phrase_counts(

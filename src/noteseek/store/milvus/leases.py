@@ -69,6 +69,7 @@ from pathlib import Path
 from typing import Any
 
 from noteseek.store.errors import StoreError, WriterConflict
+from noteseek.store.milvus.schema import safe_key
 
 LEASE_SECONDS = 60.0
 """How long a claim lives without being renewed."""
@@ -213,7 +214,7 @@ class Leases:
     # -- claiming -----------------------------------------------------------------------------
 
     def _pk(self, resource: str) -> str:
-        return f"{resource}{SEP}{self.token}"
+        return safe_key(f"{resource}{SEP}{self.token}")  # deleted as read back
 
     def _write(self, resource: str, kind: str, expires: float, held: bool, n: int, m: int) -> None:
         since = self._since.setdefault(resource, time.time())

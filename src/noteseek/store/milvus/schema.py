@@ -21,7 +21,8 @@ Everything an index holds is in these collections (``PREFIX`` is ``milvus.collec
 * ``PREFIX_leases``: one row per claim of a lease (a root's writer, the graph, an id block):
   ``leases.py``.
 * ``PREFIX_vec_<model hash>``: one collection per embedding model: vectors by embedding key,
-  searched by a COSINE HNSW index.
+  searched by a COSINE index: HNSW where the server offers it, else AUTOINDEX, IVF_FLAT or
+  FLAT (``capabilities.py``).
 
 Milvus wants a vector field in every collection: the tables without one carry a 2-dimension
 placeholder (``_v``) that is never searched.
@@ -31,6 +32,9 @@ from __future__ import annotations
 
 import hashlib
 from typing import Any
+
+from noteseek.store.milvus import capabilities
+from noteseek.store.milvus.capabilities import VectorIndex
 
 VARCHAR_MAX = 65_535
 """Milvus's longest VARCHAR, in bytes."""
@@ -46,6 +50,25 @@ GRAPH_TABLES = (GRAPH_EDGES, GRAPH_KEYS, GRAPH_NODES, GRAPH_DIRTY, COMMUNITIES)
 TABLES = (META, FILES, CHUNKS, TERMS, PROBLEMS, *GRAPH_TABLES, LEASES)
 
 
+KEYED = ("terms", "problems", "graph_keys")
+"""Tables whose VARCHAR primary key is made of names (terms, paths, link keys)."""
+SAFE_KEYS = "safe_keys"
+"""The meta value marking an index whose keyed tables' primary keys go through
+:func:`safe_key` (every index made since; an older one keeps its keys as they were)."""
+_SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.:/@|-")
+
+
+def safe_key(value: str) -> str:
+    """A primary key every Milvus engine handles: characters other than ASCII letters,
+    digits and ``_.:/@|-`` percent-encoded (UTF-8). Milvus's C++ engine in local mode builds
+    the delete of an upsert as an expression without escaping, so a key holding a quote fails
+    ("internal error"), and one holding a non-ASCII letter is not matched: the upsert adds a
+    second row. The readable value stays in its own field (``term``, ``path``, ``key``)."""
+    if all(c in _SAFE for c in value):
+        return value
+    return "".join(c if c in _SAFE else "".join(f"%{b:02X}" for b in c.encode()) for c in value)
+
+
 def name(prefix: str, table: str) -> str:
     return f"{prefix}_{table}"
 
@@ -56,12 +79,16 @@ def vector_table(prefix: str, model: str, dim: int) -> str:
     return f"{prefix}_vec_{digest}_{dim}"
 
 
-def create(client: Any, prefix: str, table: str) -> None:
-    """Create ``table`` (one of :data:`TABLES`) with its fields and indexes."""
+def create(client: Any, prefix: str, table: str, uri: str) -> None:
+    """Create ``table`` (one of :data:`TABLES`) with its fields and indexes; a server
+    without sparse vectors is :class:`~noteseek.store.milvus.capabilities.MissingCapability`
+    (``uri`` names it)."""
     from pymilvus import DataType
 
     schema = client.create_schema(auto_id=False, enable_dynamic_field=False)
     index = client.prepare_index_params()
+    essential = False
+    """Whether the table needs sparse vectors (a server without them cannot hold it)."""
     text = {"datatype": DataType.VARCHAR, "max_length": VARCHAR_MAX}
     key = {"datatype": DataType.VARCHAR, "max_length": KEY_MAX}
     tags = {
@@ -129,6 +156,7 @@ def create(client: Any, prefix: str, table: str) -> None:
         schema.add_field("ntok", DataType.INT64)
         schema.add_field("sp", DataType.SPARSE_FLOAT_VECTOR)
         index.add_index("sp", index_type="SPARSE_INVERTED_INDEX", metric_type="IP")
+        essential = True
         if table == CHUNKS:
             schema.add_field("chunk_id", **text)
             schema.add_field("ordinal", DataType.INT64)
@@ -150,24 +178,27 @@ def create(client: Any, prefix: str, table: str) -> None:
     if table not in (FILES, CHUNKS):
         schema.add_field("_v", DataType.FLOAT_VECTOR, dim=len(PLACEHOLDER))
         index.add_index("_v", index_type="FLAT", metric_type="L2")
-    _create(client, name(prefix, table), schema, index)
+    if essential:
+        what = "sparse vectors (SPARSE_FLOAT_VECTOR with SPARSE_INVERTED_INDEX)"
+        capabilities.essential(
+            uri, what, lambda: _create(client, name(prefix, table), schema, index)
+        )
+    else:
+        _create(client, name(prefix, table), schema, index)
 
 
-def create_vectors(client: Any, collection: str, dim: int) -> None:
-    """A model's vector collection: embedding key -> vector, COSINE HNSW."""
+def create_vectors(client: Any, collection: str, dim: int) -> VectorIndex:
+    """A model's vector collection: embedding key -> vector, under the first COSINE index
+    the server offers (``capabilities.VECTOR_INDEXES``); returns that index."""
     from pymilvus import DataType
 
     schema = client.create_schema(auto_id=False, enable_dynamic_field=False)
     schema.add_field("key", DataType.VARCHAR, is_primary=True, max_length=KEY_MAX)
     schema.add_field("vector", DataType.FLOAT_VECTOR, dim=dim)
-    index = client.prepare_index_params()
-    index.add_index(
-        "vector",
-        index_type="HNSW",
-        metric_type="COSINE",
-        params={"M": 16, "efConstruction": 200},
-    )
-    _create(client, collection, schema, index)
+    client.create_collection(collection, schema=schema, consistency_level="Strong")
+    chosen = capabilities.create_vector_index(client, collection, "vector", "COSINE")
+    client.load_collection(collection)
+    return chosen
 
 
 def _create(client: Any, collection: str, schema: Any, index: Any) -> None:

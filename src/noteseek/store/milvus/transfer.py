@@ -15,6 +15,7 @@ from typing import Any
 from noteseek.store.base import EdgeRow, StoredFile
 from noteseek.store.errors import WriteRejected
 from noteseek.store.milvus import rows, schema
+from noteseek.store.milvus.core import meta_row
 from noteseek.store.milvus.graph import HASHED, MilvusGraph, _edge_row
 from noteseek.store.milvus.vectors import MilvusVectors
 from noteseek.types import Chunk, FileRecord, IndexedChunk, Link, PreparedFile
@@ -121,8 +122,11 @@ class MilvusTransfer(MilvusGraph, MilvusVectors):
                 if mine.fullmatch(collection):
                     self.client.drop_collection(collection)
             self._loaded.clear()
+            self._searching.clear()
             for table in schema.TABLES:
-                schema.create(self.client, self.prefix, table)
+                schema.create(self.client, self.prefix, table, self.uri)
+            self.client.upsert(self._tables[schema.META], [meta_row(schema.SAFE_KEYS, "1")])
+            self._safe_keys = True
             self._ids = (0, 0)  # the claimed blocks went with the leases collection
             self._writes += 1
 

@@ -1,7 +1,8 @@
 """The vector store role in Milvus: one collection per model, searched by Milvus's ANN index.
 
 Vectors are keyed by embedding key (shared by every chunk with that text), in a collection
-per model with a COSINE HNSW index (``schema.create_vectors``). :class:`MilvusVectorIndex` is
+per model with a COSINE index, HNSW where the server offers it (``schema.create_vectors``,
+``capabilities.py``). :class:`MilvusVectorIndex` is
 the vector index seam over it: a search restricted to allowed chunks becomes a search whose
 filter expression holds their embedding keys, so the restriction applies inside retrieval.
 """
@@ -18,6 +19,7 @@ import numpy.typing as npt
 from noteseek.store.base import RowIds, VectorDType
 from noteseek.store.exact import members
 from noteseek.store.milvus import schema
+from noteseek.store.milvus.capabilities import vector_index_of
 from noteseek.store.milvus.catalog import MilvusCatalog
 from noteseek.store.milvus.core import Op, in_list
 
@@ -45,6 +47,14 @@ class MilvusVectors(MilvusCatalog):
             schema.load(self.client, collection)
             self._loaded.add(collection)
         return collection
+
+    def _search_params(self, collection: str, limit: int) -> dict[str, Any]:
+        """The search ``params`` for ``limit`` results on the collection's vector index."""
+        found = self._searching.get(collection)
+        if found is None:
+            found = self._searching[collection] = vector_index_of(self.client, collection, "vector")
+        index, described = found
+        return index.search_params(limit, described)
 
     def put_vectors(self, model: str, items: Iterable[tuple[str, bytes]]) -> None:
         batch = [(str(key), bytes(blob)) for key, blob in items]
@@ -75,6 +85,7 @@ class MilvusVectors(MilvusCatalog):
             self._upsert(collection, rows)
         elif op[0] == "drop_collection":
             self._loaded.discard(op[1])
+            self._searching.pop(op[1], None)
             if self.client.has_collection(op[1]):
                 self.client.drop_collection(op[1])
         elif op[0] == "delete_vectors":
@@ -197,7 +208,8 @@ class MilvusVectors(MilvusCatalog):
 
 
 class MilvusVectorIndex:
-    """:class:`noteseek.store.base.VectorIndex` by Milvus search (COSINE, HNSW)."""
+    """:class:`noteseek.store.base.VectorIndex` by Milvus search (COSINE, on the index the
+    server built: ``capabilities.py``)."""
 
     def __init__(self, store: MilvusVectors, model: str, dimension: int) -> None:
         self._store = store
@@ -267,6 +279,7 @@ class MilvusVectorIndex:
         self, collection: str, vector: list[float], limit: int, expr: str
     ) -> dict[str, float]:
         """Embedding key -> cosine of the ``limit`` nearest vectors passing ``expr``."""
+        params = self._store._search_params(collection, limit)
         result = self._store.client.search(
             collection,
             data=[vector],
@@ -274,7 +287,7 @@ class MilvusVectorIndex:
             limit=limit,
             filter=expr,
             output_fields=["key"],
-            search_params={"metric_type": "COSINE", "params": {"ef": max(64, limit)}},
+            search_params={"metric_type": "COSINE", "params": params},
             consistency_level="Strong",
         )
         return {
