@@ -138,3 +138,23 @@ def test_matching_rowids_picks_the_given_chunks_that_match(store: Store) -> None
     assert store.matching_rowids(words("cherry", "fig"), [alpha_first]) == {alpha_first}
     assert store.matching_rowids(words("cherry"), []) == set()
     assert store.matching_rowids(KeywordQuery(()), rowids) == set()
+
+
+def test_term_documents_and_the_vocabulary_count_documents(store: Store) -> None:
+    ids = fill(store)
+    # banana is in two sections of one file: one document; cherry in two files.
+    held = store.term_documents(["banana", "cherry", "durian", "zebra"])
+    assert held == {"banana": 1, "cherry": 2, "durian": 1}  # a term nobody holds is left out
+    assert store.term_documents([]) == {}
+    vocabulary = store.vocabulary()
+    assert {t: vocabulary[t] for t in ("banana", "cherry", "fig", "grape")} == {
+        "banana": 1,
+        "cherry": 2,
+        "fig": 1,
+        "grape": 1,
+    }
+    assert "zebra" not in vocabulary
+    with store.transaction():
+        store.delete_file(ids["notes/home/gamma.md"])
+    assert store.term_documents(["cherry", "fig"]) == {"cherry": 1}
+    assert "fig" not in store.vocabulary() or store.vocabulary()["fig"] == 0
