@@ -343,12 +343,12 @@ def test_a_prompt_hook_asks_the_projects_running_server(folder: Path, tmp_path: 
 
 
 def test_the_recall_route_validates_its_prompt(folder: Path, tmp_path: Path) -> None:
-    from noteseek.operations.memory_params import MAX_PROMPT_CHARS
+    from noteseek.servers import PROMPT_CHARS
     from tests.test_serve import serve_env, serving
 
     with serving(folder, env=serve_env(tmp_path / "home")) as server, server.client() as client:
         server.wait_ready(client)
-        for body in ({}, {"prompt": 5}, {"prompt": "x" * (MAX_PROMPT_CHARS + 1)}):
+        for body in ({}, {"prompt": 5}, {"prompt": "x" * (PROMPT_CHARS + 1)}):
             answer = client.post("/memories/recall", json=body)
             assert answer.status_code == 400, (body, answer.text)
             assert "prompt" in answer.json()["error"]

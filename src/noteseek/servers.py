@@ -26,6 +26,11 @@ from typing import Any
 from noteseek.places import data_dir
 
 SERVERS_DIR = "servers"
+RECALL_ROUTE = "/memories/recall"
+PROMPT_CHARS = 20_000
+"""The most of a prompt a hook sends a server's recall route: its search is the prompt's first
+content words (at most 4,000 characters of them), which this holds many times over; and any
+such prompt, JSON-escaped, fits within ``serve.max_body_bytes``."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -185,7 +185,7 @@ def wordy(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_a_search_past_its_time_limit_stops_and_frees_the_store(wordy: Path) -> None:
     flags = {"search.max_query_terms": 1000, "search.time_limit": 0.3}
     with engine_for(wordy, **flags) as engine:
-        run(engine, "query_documents", query="warm up", mode="keyword")
+        run(engine, "query_documents", query="note part", mode="keyword")
         outcome: dict[str, Any] = {}
 
         def heavy() -> None:

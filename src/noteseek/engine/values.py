@@ -18,7 +18,8 @@ communities    kept with the index (Louvain,   inline (read as kept); computed h
                                                background, at most once a minute
 concepts       every chunk's words, embedded   in the background, at most once an hour
 spelling       the keyword index's terms and   inline, on the first search with a word that
-               their document counts           matches nothing after a change
+               their document counts           matches nothing; after a change in the
+                                               background, at most every 30 s
 ============== =============================== ===============================================
 
 Each is a :class:`~noteseek.engine.derived.Derived`. Background refreshes read the index on
@@ -50,6 +51,11 @@ from noteseek.store.base import Store, VectorIndex
 
 COMMUNITY_THROTTLE = 60.0
 """Seconds between recomputations of the link-graph communities while the index changes."""
+SPELLING_THROTTLE = 30.0
+"""Seconds between re-reads of the vocabulary for typo tolerance while the index changes: a
+server taking memory writes would otherwise read every term again on the next search with a
+word that matches nothing after each write. A term the last read missed is not offered for at
+most this long; a term since gone is offered and matches nothing."""
 CONCEPT_THROTTLE = 3600.0
 """Seconds between rebuilds of the concept vocabulary (every vocabulary word is embedded)."""
 Communities = dict[int, int]
@@ -120,7 +126,11 @@ class IndexValues:
             throttle=CONCEPT_THROTTLE,
         )
         self._spelling = Derived(
-            "spelling", lambda: Spelling(self.state.store.vocabulary(), self.analyzer()), token
+            "spelling",
+            lambda: Spelling(self.state.store.vocabulary(), self.analyzer()),
+            token,
+            background=self._spelling_apart,
+            throttle=SPELLING_THROTTLE,
         )
         self._derived: tuple[Derived[Any], ...] = (
             self._analyzer,
@@ -266,6 +276,11 @@ class IndexValues:
         yield_cpu()
         with self.state.reader() as store:
             return communities_of(store, lambda: current_link_graph(store, self.cap))
+
+    def _spelling_apart(self) -> Spelling:
+        yield_cpu()
+        with self.state.reader() as store:
+            return Spelling(store.vocabulary(), self.analyzer())
 
     def _build_concepts(self) -> ConceptVocabulary:
         return ConceptVocabulary.build(

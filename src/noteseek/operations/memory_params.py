@@ -19,6 +19,7 @@ from noteseek.operations.params import (
     TopK,
     top_k_field,
 )
+from noteseek.servers import PROMPT_CHARS
 
 MAX_NAME_CHARS = 200
 MAX_MEMORY_CHARS = 64_000
@@ -151,12 +152,8 @@ class FlushMemories(MemoryFilters):
     )
 
 
-MAX_PROMPT_CHARS = 200_000
-"""A prompt an agent's hook sends (a pasted log can be long; its words are what is searched)."""
-
-
 class RecallPrompt(Params):
     prompt: str = Field(
-        max_length=MAX_PROMPT_CHARS,
+        max_length=PROMPT_CHARS,
         description="The prompt the user just gave the agent, as its hook received it.",
     )

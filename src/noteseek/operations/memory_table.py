@@ -27,6 +27,7 @@ from noteseek.operations.memory_results import (
 from noteseek.operations.params import NoParams
 from noteseek.operations.results import SearchOut
 from noteseek.operations.spec import HttpRoute, Operation
+from noteseek.servers import RECALL_ROUTE
 
 _WRITE_ERRORS: tuple[ErrorKind, ...] = ("invalid", "not_found", "conflict", "unavailable")
 _FILES = (
@@ -185,7 +186,7 @@ MEMORY_OPERATIONS: tuple[Operation, ...] = (
         "hooks.prompt_results memories within hooks.prompt_chars, each with its path:line, "
         "or nothing when none holds enough of the prompt's content words. A hook asks a "
         "running server for it, which has the index open.",
-        http=HttpRoute("POST", "/memories/recall"),
+        http=HttpRoute("POST", RECALL_ROUTE),
         mcp=False,
         reads_index=True,
     ),

@@ -195,7 +195,10 @@ def _ask_server(args: argparse.Namespace, hook: HookInput) -> str | None:
         return None
     try:
         answer = servers.ask(
-            server, "/memories/recall", {"prompt": hook.prompt}, timeout=SERVER_WAIT
+            server,
+            servers.RECALL_ROUTE,
+            {"prompt": hook.prompt[: servers.PROMPT_CHARS]},
+            timeout=SERVER_WAIT,
         )
     except servers.Unreachable:
         return None
