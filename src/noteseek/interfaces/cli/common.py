@@ -20,6 +20,7 @@ from rich.markup import escape
 from typer.core import TyperOption
 
 from noteseek.config import ConfigError
+from noteseek.interfaces.cli.version import package_version
 from noteseek.operations import NO_LIMITS, Context, ErrorKind, OperationError, execute, parse
 
 if TYPE_CHECKING:  # imported where used, so `noteseek mcp` starts without them
@@ -64,18 +65,6 @@ NO_INDEX = "no index yet: run `noteseek index <folder>` (or `noteseek init`)"
 class State:
     config_file: Path | None = None
     flags: dict[str, Any] = {}  # noqa: RUF012 - one CLI invocation per process
-
-
-def package_version() -> str:
-    """The installed package's version (the source's when run from a tree not installed)."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("noteseek")
-    except PackageNotFoundError:
-        from noteseek import __version__
-
-        return __version__
 
 
 def _print_version(asked: bool) -> None:
