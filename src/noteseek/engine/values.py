@@ -35,7 +35,7 @@ from noteseek.config import Settings
 from noteseek.embed.base import Embedder
 from noteseek.engine.derived import Derived
 from noteseek.graph.links import LinkGraph
-from noteseek.graph.sync import build_link_graph, load_graph
+from noteseek.graph.sync import build_link_graph, load_document_graph, load_graph
 from noteseek.indexing.lock import holds_writer
 from noteseek.priority import yield_cpu
 from noteseek.search import recency
@@ -148,6 +148,15 @@ class IndexValues:
     def link_graph(self) -> LinkGraph:
         """The resolved link graph of the index, read again when the index changed."""
         return self._link_graph.get()
+
+    def document_graph(self, file_id: int, doc_id: str) -> LinkGraph:
+        """The link graph around one document: the whole graph when this process holds it
+        already, else only that document's part of the kept graph (else the whole graph)."""
+        if self._link_graph.cached is None:
+            part = load_document_graph(self.state.store, self.cap, file_id, doc_id)
+            if part is not None:
+                return part
+        return self.link_graph()
 
     def graph_view(self) -> GraphView:
         """The link graph over file ids, for the graph lane; rebuilt when the index changed."""

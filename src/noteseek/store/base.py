@@ -471,6 +471,11 @@ class GraphStore(Protocol):
         """Every edge, by the linking file's doc_id, then line, then order in the file."""
         ...
 
+    def document_edges(self, file_id: int, doc_id: str) -> list[EdgeRow]:
+        """The edges of one document, in :meth:`graph_edges`'s order: those of the file
+        ``file_id`` and those that resolved to ``doc_id`` (its backlinks)."""
+        ...
+
     def stored_communities(self) -> dict[int, int] | None:
         """File id -> community, as last set; None if never set."""
         ...
