@@ -39,13 +39,13 @@ from typing import (
 
 from noteseek.config import LoadedConfig, load_settings
 from noteseek.engine.checking import check_due, full_check
-from noteseek.engine.lazy import LazyAttribute, LazyClass
 from noteseek.engine.opening import choose_index
 from noteseek.engine.reading import Reading
 from noteseek.engine.results import Ambiguous, GetResult, NotFound, SearchResponse
 from noteseek.engine.state import IndexState
 from noteseek.engine.status import status
 from noteseek.engine.values import IndexValues
+from noteseek.lazy import LazyAttribute, LazyClass
 from noteseek.search.ask import Filter, SearchRequest
 from noteseek.store.base import Store
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Hashable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from noteseek.analysis import Analyzer, get_analyzer
 from noteseek.config import Settings
@@ -36,14 +36,14 @@ from noteseek.embed.base import Embedder
 from noteseek.engine.derived import Derived
 from noteseek.graph.links import LinkGraph
 from noteseek.graph.sync import build_link_graph, load_document_graph, load_graph
-from noteseek.indexing.lock import holds_writer
 from noteseek.priority import yield_cpu
 from noteseek.search import recency
-from noteseek.search.concepts import ConceptVocabulary
-from noteseek.search.graph_lane import GraphView
 from noteseek.sources.registry import specs
-from noteseek.store.ann import in_background, save_from
 from noteseek.store.base import Store, VectorIndex
+
+if TYPE_CHECKING:  # numpy's users load with the first search, not with `noteseek status`
+    from noteseek.search.concepts import ConceptVocabulary
+    from noteseek.search.graph_lane import GraphView
 
 COMMUNITY_THROTTLE = 60.0
 """Seconds between recomputations of the link-graph communities while the index changes."""
@@ -99,7 +99,7 @@ class IndexValues:
             lambda: self.state.store.vector_progress(self.state.model_id),
             token,
             background=self._count_apart,
-            expensive=lambda counts, seconds: in_background(counts[1], seconds),
+            expensive=lambda counts, seconds: _in_background(counts[1], seconds),
         )
         self._communities = Derived(
             "communities",
@@ -175,6 +175,8 @@ class IndexValues:
         graph, above its threshold) beside the index when there are enough for loading them to
         be slow (store/ann_saved.py: the next process maps them)."""
         have = self.state.store.vector_models().get(self.state.model_id, 0)
+        from noteseek.store.ann import save_from
+
         if have >= save_from(self.settings.vectors.hnsw_threshold) and self.state.wants_vectors():
             self.vector_index().settle()
 
@@ -237,6 +239,8 @@ class IndexValues:
 
     def _build_graph_view(self) -> GraphView:
         ids = {f.doc_id: f.file_id for f in self.state.store.iter_files()}
+        from noteseek.search.graph_lane import GraphView
+
         return GraphView.build(self.link_graph(), ids)
 
     def _check_dates(self) -> bool:
@@ -251,7 +255,7 @@ class IndexValues:
             self.state.embedder().dimension,
             dtype=v.dtype,
             hnsw_threshold=v.hnsw_threshold,
-            may_save=lambda: holds_writer(self.state.index_dir),
+            may_save=lambda: _holds_writer(self.state.index_dir),
         )
 
     def _count_apart(self) -> tuple[int, int]:
@@ -265,6 +269,8 @@ class IndexValues:
             return communities_of(store, lambda: current_link_graph(store, self.cap))
 
     def _build_concepts(self) -> ConceptVocabulary:
+        from noteseek.search.concepts import ConceptVocabulary
+
         return ConceptVocabulary.build(
             self.state.store.iter_chunk_texts(),
             self.analyzer(),
@@ -274,6 +280,18 @@ class IndexValues:
     def _build_concepts_apart(self) -> ConceptVocabulary:
         yield_cpu()  # searches come first
         return self._build_concepts()
+
+
+def _holds_writer(index_dir: Path) -> bool:
+    from noteseek.indexing.lock import holds_writer  # filelock: with vectors only
+
+    return holds_writer(index_dir)
+
+
+def _in_background(vectors: int, seconds: float) -> bool:
+    from noteseek.store.ann import in_background
+
+    return in_background(vectors, seconds)
 
 
 def current_link_graph(store: Store, max_links_per_document: int) -> LinkGraph:
