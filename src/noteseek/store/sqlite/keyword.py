@@ -58,6 +58,10 @@ class SQLiteKeywordIndex(SQLiteCore):
             self._postings_kept = PostingsState(self._postings_folder)
         return self._postings_kept
 
+    @_postings_state.setter
+    def _postings_state(self, state: PostingsState) -> None:
+        self._postings_kept = state  # tests and benches swap in another folder's
+
     def _postings(self, table: str, query: KeywordQuery, filters: Filters) -> Searchable | None:
         """The saved keyword postings to answer ``query`` with, or None (FTS5 answers)."""
         if not postings_search.supported(query):
