@@ -12,7 +12,6 @@ scheme really is dark (and the light one light). The server and the browser are 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
