@@ -176,12 +176,19 @@ class Runtime:
         """The context writes run in: an engine of their own (see :meth:`run`)."""
         self.error: str | None = None
         self._ready = threading.Event()
+        self._started = False
+        self._start_lock = threading.Lock()
         self._readers: FairPool[Context] = FairPool()
         """The read contexts (:data:`READ_ENGINES`), handed out first come, first served."""
         self._writers: FairPool[Context] = FairPool()
         """The write context, likewise."""
 
     def start(self) -> None:
+        """Open the index in the background (once: later calls do nothing)."""
+        with self._start_lock:
+            if self._started:
+                return
+            self._started = True
         threading.Thread(target=self._open, name="noteseek-start", daemon=True).start()
 
     def _open(self) -> None:
