@@ -22,12 +22,13 @@ every other round, so load from other work on the machine falls on all of them a
   with a fixed seed.
 
 Hybrid needs vectors: embedding the 14k corpus takes a quarter of an hour per version, so
-each version's keyword index is copied and given the same vectors for every chunk (unit
-vectors drawn from a hash of the chunk's embedding key, as the configured model's) and
-brought up to date by the version itself (``noteseek index``: nothing to embed; the newer
-versions save their vector matrix). The query is embedded by the real model; the vector
-lane's work is that of real vectors of the same shape, its ranking is not (this measures
-speed, never quality).
+each version's keyword index is copied and given the same vectors for every chunk (drawn
+from a hash of the chunk's embedding key around the real model's vector of one sentence, so
+queries meet them above the model's cosine floor as they meet real vectors; see
+:func:`with_vectors`) and brought up to date by the version itself (``noteseek index``:
+nothing to embed; the newer versions save their vector matrix). The query is embedded by the
+real model; the vector lane's work is that of real vectors of the same shape, its ranking is
+not (this measures speed, never quality). The lanes of one search are printed per version.
 
 Printed: per measure, each version's median over the rounds, and the ratio of the working
 tree to each base (below 1: the working tree is faster). Runs take long: a cold keyword index
@@ -52,6 +53,7 @@ import tarfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 TGZ = REPO.parent / "shared" / "data" / "scale" / "windows-powershell-docs.tgz"
@@ -189,13 +191,39 @@ def held_out_queries(vault: Path, count: int, path: Path) -> Path:
     return path
 
 
-def with_vectors(version: Version, keyword: Path, hybrid: Path, vault: Path, work: Path) -> None:
+ANCHOR = "Windows PowerShell cmdlet reference: syntax, parameters, examples and notes"
+_EMBED = (
+    "import json, sys\n"
+    "from noteseek.embed.onnx import MODELS, OnnxEmbedder\n"
+    "e = OnnxEmbedder(MODELS['bge-small-en'], threads=1)\n"
+    "print(json.dumps([float(x) for x in e.embed_documents([sys.argv[1]])[0]]))\n"
+)
+
+
+def anchor_vector(version: Version, work: Path) -> list[float]:
+    """The real model's vector of :data:`ANCHOR`: the fake vectors lean towards it."""
+    _, out = timed([str(version.env / "bin" / "python"), "-c", _EMBED, ANCHOR], work)
+    return [float(x) for x in json.loads(out)]
+
+
+def with_vectors(
+    version: Version, keyword: Path, hybrid: Path, vault: Path, work: Path, anchor: list[float]
+) -> None:
     """A copy of ``keyword`` with the same unit vector for each embedding key in every
-    version, as the configured model's, brought up to date by ``version`` itself."""
+    version, as the configured model's, brought up to date by ``version`` itself.
+
+    Each vector is the real model's vector of :data:`ANCHOR` plus noise drawn from a hash of
+    the key, at a cosine of 0.75-0.98 to it: real queries then meet them at cosines around the
+    model's calibrated floor and above (0.5), as real vectors do, so the vector lane hands
+    fusion a full list; pure noise would be dropped under the floor and make hybrid look
+    cheap."""
     if hybrid.exists():
         shutil.rmtree(hybrid)
     shutil.copytree(keyword, hybrid, ignore=shutil.ignore_patterns("writer.lock"))
     import numpy as np
+
+    centre = np.asarray(anchor, dtype=np.float64)
+    centre /= np.linalg.norm(centre)
 
     db = sqlite3.connect(hybrid / "index.db")
     try:
@@ -204,24 +232,39 @@ def with_vectors(version: Version, keyword: Path, hybrid: Path, vault: Path, wor
             for start in range(0, len(keys), 4096):
                 part = keys[start : start + 4096]
                 seeds = [int(hashlib.sha256(k.encode()).hexdigest()[:8], 16) for k in part]
-                rows = np.stack(
-                    [np.random.default_rng(s).standard_normal(DIMENSION) for s in seeds]
-                ).astype(np.float32)
-                rows /= np.linalg.norm(rows, axis=1, keepdims=True)
+                rows = np.stack([_leaning(centre, np.random.default_rng(s)) for s in seeds])
                 db.executemany(
                     "INSERT OR REPLACE INTO vectors(model, key, vector) VALUES (?, ?, ?)",
                     [(MODEL, k, rows[i].tobytes()) for i, k in enumerate(part)],
                 )
             db.execute("DELETE FROM meta WHERE key = 'keyword_only'")
             db.execute("INSERT OR REPLACE INTO meta VALUES ('embedding_model', ?)", (MODEL,))
+            choice = json.dumps({"model": "bge-small-en", "provider": "local"})
+            db.execute("INSERT OR REPLACE INTO meta VALUES ('embedding_choice', ?)", (choice,))
     finally:
         db.close()
     # Nothing is left to embed: a version that embedded anything here would take hours.
     timed([*version.command, "--index-dir", str(hybrid), "index", str(vault)], work, limit=900)
 
 
+def _leaning(centre: Any, rng: Any) -> Any:
+    """A unit vector at a cosine of 0.75-0.98 (drawn by ``rng``) to the unit ``centre``."""
+    import numpy as np
+
+    noise = rng.standard_normal(DIMENSION)
+    noise -= noise.dot(centre) * centre
+    noise /= np.linalg.norm(noise)
+    cosine = rng.uniform(0.75, 0.98)
+    return (cosine * centre + np.sqrt(1 - cosine**2) * noise).astype(np.float32)
+
+
 def one_round(
-    versions: list[Version], vault: Path, queries: Path, work: Path, hybrid: bool, first: bool
+    versions: list[Version],
+    vault: Path,
+    queries: Path,
+    work: Path,
+    anchor: list[float] | None,
+    first: bool,
 ) -> None:
     for version in versions:
         name = version.commit or "work"
@@ -239,11 +282,15 @@ def one_round(
         took = latency(version, index, queries, "keyword", work)
         version.add("keyword p50, ms", percentile(took, 0.5))
         version.add("keyword p95, ms", percentile(took, 0.95))
-        if hybrid:
+        if anchor is not None:
             with_v = work / "idx" / f"{name}-hybrid"
             if first or not with_v.exists():
-                with_vectors(version, index, with_v, vault, work)
+                with_vectors(version, index, with_v, vault, work, anchor)
             on_h = [*version.command, "--index-dir", str(with_v)]
+            if first:
+                _, out = timed([*on_h, "search", ANCHOR, "--json", "--top-k", "10"], work)
+                lanes = json.loads(out).get("lanes", {})
+                print(f"  {version.label}: hybrid lanes for the anchor query {lanes}", flush=True)
             colds = [timed([*on_h, "search", q], work, ok=(0, 1))[0] for q in COLD_QUERIES]
             version.add("cold CLI search (hybrid), s", statistics.median(colds))
             took = latency(version, with_v, queries, "hybrid", work)
@@ -300,10 +347,11 @@ def main() -> int:
     print("installing:", ", ".join([*args.base, "working tree"]), flush=True)
     versions = [install(work, commit) for commit in args.base] + [install(work, None)]
     queries = held_out_queries(vault, args.queries, work / "queries.jsonl")
+    anchor = anchor_vector(versions[-1], work) if args.hybrid else None
     for round_ in range(args.rounds):
         order = versions if round_ % 2 == 0 else list(reversed(versions))
         print(f"round {round_ + 1}: " + ", ".join(v.label for v in order), flush=True)
-        one_round(order, vault, queries, work, args.hybrid, round_ == 0)
+        one_round(order, vault, queries, work, anchor, round_ == 0)
     report(versions, args, vault)
     return 0
 
