@@ -27,6 +27,8 @@ HEAVY = (
     "markdown_it",
     "yaml",
     "filelock",
+    "Stemmer",
+    "noteseek.analysis",
     "watchfiles",
     "httpx",
     "mcp",

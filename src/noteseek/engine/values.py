@@ -30,7 +30,6 @@ from collections.abc import Callable, Hashable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from noteseek.analysis import Analyzer, get_analyzer
 from noteseek.config import Settings
 from noteseek.embed.base import Embedder
 from noteseek.engine.derived import Derived
@@ -42,6 +41,7 @@ from noteseek.sources.registry import specs
 from noteseek.store.base import Store, VectorIndex
 
 if TYPE_CHECKING:  # numpy's users load with the first search, not with `noteseek status`
+    from noteseek.analysis import Analyzer
     from noteseek.search.concepts import ConceptVocabulary
     from noteseek.search.graph_lane import GraphView
 
@@ -228,6 +228,8 @@ class IndexValues:
     # -- computing them --------------------------------------------------------------------
 
     def _read_analyzer(self) -> Analyzer:
+        from noteseek.analysis import get_analyzer  # the stemmer loads with a search
+
         """The analyzer the index was built with (queries must be analyzed the same way)."""
         built = self.state.store.manifest().get("analyzer") if self.state.index_exists else None
         if isinstance(built, dict):

@@ -170,10 +170,16 @@ def call(ctx: Context, name: str, arguments: dict[str, Any], **options: Any) -> 
 def _from_argv(value: Any) -> Any:
     """Python decodes command-line bytes that are not UTF-8 into lone surrogates, which no
     door accepts as text; a person who typed them means to search anyway (U+FFFD each)."""
+    if isinstance(value, str):
+        return _text(value)
+    if isinstance(value, list):
+        return [_text(v) if isinstance(v, str) else v for v in value]
+    return value
+
+
+def _text(value: str) -> str:
+    if value.isascii():  # most arguments: the analyzer (regexes, the stemmer) stays unloaded
+        return value
     from noteseek.analysis import unicode_text
 
-    if isinstance(value, str):
-        return unicode_text(value)
-    if isinstance(value, list):
-        return [unicode_text(v) if isinstance(v, str) else v for v in value]
-    return value
+    return unicode_text(value)
