@@ -127,7 +127,7 @@ class Engine:
         self.notices = self._state.notices
         self._reading = Reading(self._state)
         self._services: dict[str, Any] = {}
-        self._services_lock = threading.Lock()
+        self._services_lock = threading.RLock()  # a service may make another (commits: searching)
         self.live: IndexService | None = None
         """This process's live index (writer role, watcher), when it runs one: memory writes
         hand their paths to it (``engine/handoff.py``)."""
