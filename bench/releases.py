@@ -299,13 +299,13 @@ def one_round(
         print(f"  {version.label}: done", flush=True)
 
 
-def report(versions: list[Version], args: argparse.Namespace, vault: Path) -> None:
+def report(versions: list[Version], rounds: int, queries: int, vault: Path) -> None:
     work = versions[-1]
     bases = versions[:-1]
     load = os.getloadavg()
     print(
-        f"\n{args.rounds} rounds, versions alternated; vault {vault} "
-        f"({sum(1 for _ in vault.rglob('*.md'))} .md files); {args.queries} held-out queries; "
+        f"\n{rounds} round(s), versions alternated; vault {vault} "
+        f"({sum(1 for _ in vault.rglob('*.md'))} .md files); {queries} held-out queries; "
         f"load average now {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}\n"
     )
     head = " | ".join(v.label for v in versions)
@@ -352,7 +352,7 @@ def main() -> int:
         order = versions if round_ % 2 == 0 else list(reversed(versions))
         print(f"round {round_ + 1}: " + ", ".join(v.label for v in order), flush=True)
         one_round(order, vault, queries, work, anchor, round_ == 0)
-    report(versions, args, vault)
+        report(versions, round_ + 1, args.queries, vault)  # a long run is never all lost
     return 0
 
 
