@@ -1,10 +1,11 @@
 """How fast each `noteseek` command starts: the whole process, on an already-indexed vault.
 
     .venv/bin/python bench/starts.py --index-dir DIR [--hybrid-index-dir DIR] [--runs 7]
-        [--noteseek CMD] [--importtime]
+        [--noteseek CMD [--noteseek CMD2]] [--importtime]
 
 Each round runs every start once, in turn (so a burst of load on a shared machine falls on all
-of them alike), and prints per start the median and best wall time and the median CPU time
+of them alike; with two ``--noteseek`` commands, say an earlier release's environment and this
+tree's, each start runs with both, their order swapped every round), and prints per start the median and best wall time and the median CPU time
 (user + system of the process, which a busy machine inflates less than the wall), with the
 target of issue 32:
 
@@ -195,39 +196,55 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument(
         "--noteseek",
-        default=f"{sys.executable} -m noteseek.interfaces.cli",
-        help="the command to time (default: this interpreter's noteseek)",
+        action="append",
+        help="the command to time (default: this interpreter's noteseek); give it twice to "
+        "time two versions alternately (an earlier release's environment, say)",
     )
     ap.add_argument("--importtime", action="store_true")
     args = ap.parse_args()
-    command = shlex.split(args.noteseek)
+    commands = [
+        shlex.split(c) for c in args.noteseek or [f"{sys.executable} -m noteseek.interfaces.cli"]
+    ]
     cwd = Path.cwd()
-    plan = starts(command, args.index_dir.resolve(), args.hybrid_index_dir)
-    walls: dict[str, list[float]] = {name: [] for name in plan}
-    cpus: dict[str, list[float]] = {name: [] for name in plan}
+    index_dir = args.index_dir.resolve()
+    hybrid = args.hybrid_index_dir.resolve() if args.hybrid_index_dir else None
+    plans = [starts(command, index_dir, hybrid) for command in commands]
+    walls: list[dict[str, list[float]]] = [{name: [] for name in plan} for plan in plans]
+    cpus: list[dict[str, list[float]]] = [{name: [] for name in plan} for plan in plans]
     for round_ in range(args.runs + 1):  # round 0 writes bytecode and warms the page cache
-        for name, argv_of in plan.items():
-            argv = argv_of(round_)
-            if argv is None:
-                wall, cpu = mcp_start(command, args.index_dir.resolve(), cwd)
-            else:
-                wall, cpu = timed(argv, cwd)
-            if round_:
-                walls[name].append(wall)
-                cpus[name].append(cpu)
+        for name in plans[0]:
+            order = range(len(plans)) if round_ % 2 else reversed(range(len(plans)))
+            for i in order:
+                argv = plans[i][name](round_)
+                if argv is None:
+                    wall, cpu = mcp_start(commands[i], index_dir, cwd)
+                else:
+                    wall, cpu = timed(argv, cwd)
+                if round_:
+                    walls[i][name].append(wall)
+                    cpus[i][name].append(cpu)
     load = os.getloadavg()
     print(f"{args.runs} runs each, alternating; load average {load[0]:.2f} {load[1]:.2f}")
-    print(f"command: {' '.join(command)}\n")
-    print("| start | wall median s | wall best s | CPU median s | target s |")
-    print("|---|---:|---:|---:|---:|")
-    for name in plan:
-        print(
-            f"| {name} | {statistics.median(walls[name]):.3f} | {min(walls[name]):.3f} | "
-            f"{statistics.median(cpus[name]):.3f} | {TARGETS[name]} |"
-        )
+    for i, command in enumerate(commands):
+        print(f"[{i + 1}] {' '.join(command)}")
+    print()
+    head = " | ".join(
+        f"[{i + 1}] wall median / best s | [{i + 1}] CPU median s" for i in range(len(commands))
+    )
+    print(f"| start | {head} | target s |")
+    print("|---|" + "---:|---:|" * len(commands) + "---:|")
+    for name in plans[0]:
+        cells = [
+            f"{statistics.median(walls[i][name]):.3f} / {min(walls[i][name]):.3f} | "
+            f"{statistics.median(cpus[i][name]):.3f}"
+            for i in range(len(commands))
+        ]
+        print(f"| {name} | " + " | ".join(cells) + f" | {TARGETS[name]} |")
     if args.importtime:
-        argvs = {name: argv_of(0) for name, argv_of in plan.items()}
-        import_table(command, argvs, args.index_dir.resolve(), cwd)
+        for i, command in enumerate(commands):
+            argvs = {name: argv_of(0) for name, argv_of in plans[i].items()}
+            print(f"\n[{i + 1}] {' '.join(command)}")
+            import_table(command, argvs, index_dir, cwd)
     return 0
 
 
