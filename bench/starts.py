@@ -5,9 +5,9 @@
 
 Each round runs every start once, in turn (so a burst of load on a shared machine falls on all
 of them alike; with two ``--noteseek`` commands, say an earlier release's environment and this
-tree's, each start runs with both, their order swapped every round), and prints per start the median and best wall time and the median CPU time
-(user + system of the process, which a busy machine inflates less than the wall), with the
-target of issue 32:
+tree's, each start runs with both, their order swapped every round), and prints per start the
+median and best wall time and the median CPU time (user + system of the process, which a busy
+machine inflates less than the wall), with the target of issue 32:
 
 * `--version` (0.15 s); `status`, `get DOC`, `links DOC` (0.3 s each);
 * `search QUERY` on a keyword-only index (cold keyword search, 0.3 s) and, with
