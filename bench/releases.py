@@ -30,6 +30,9 @@ nothing to embed; the newer versions save their vector matrix). The query is emb
 real model; the vector lane's work is that of real vectors of the same shape, its ranking is
 not (this measures speed, never quality). The lanes of one search are printed per version.
 
+The worktrees stay registered with the repository for the next run; ``git worktree remove
+WORK/src-COMMIT`` removes them.
+
 Printed: per measure, each version's median over the rounds, and the ratio of the working
 tree to each base (below 1: the working tree is faster). Runs take long: a cold keyword index
 of the 14k corpus is about a minute per version on a quiet 2-core machine.
