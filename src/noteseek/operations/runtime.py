@@ -270,6 +270,10 @@ class Runtime:
 
     def shutdown(self) -> None:
         """Stop the watcher and the worker (after its current batch), release the role."""
+        with self._start_lock:
+            started, self._started = self._started, True  # and never start after this
+        if not started:
+            return  # the index was never opened (a client that left before listing tools)
         self._ready.wait(30)
         ctx = self.context
         if ctx is None:
