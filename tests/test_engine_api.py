@@ -123,3 +123,13 @@ def test_the_package_exports() -> None:
         assert getattr(noteseek, name) is globals()[name]
     assert issubclass(NotFound, LookupError) and issubclass(Ambiguous, LookupError)
     assert callable(open_engine) and GetResult.to_dict and SearchResponse.to_dict
+
+
+def test_services_load_with_their_first_call_in_any_order(tmp_path: Path) -> None:
+    """The facade makes its services on first use; one made first may need another (commit
+    search needs searching), and neither waits on the other."""
+    write(tmp_path / "notes" / "a.md", "# A\n\nalpha\n")
+    with engine_for(project(tmp_path, {"notes": tmp_path / "notes"})) as engine:
+        assert engine.last_changes(["notes/a.md"]) == {}  # commits first: makes searching
+        engine.index()
+        assert engine.search(SearchRequest("alpha", mode="keyword")).hits

@@ -12,9 +12,12 @@ from pathlib import Path
 
 import pytest
 
+from noteseek.graph.links import Edge
 from noteseek.graph.sync import (
     build_link_graph,
     graph_current,
+    graph_documents,
+    load_document_graph,
     load_graph,
     refresh_communities,
     sync_graph,
@@ -45,10 +48,11 @@ def open_backend(tmp_path: Path, backend: str) -> Store:
 
 
 def edges(graph: object) -> list[tuple[object, ...]]:
-    return [
-        (e.source, e.target, e.type, e.line, e.anchor, e.context)
-        for e in graph.edges  # type: ignore[attr-defined]
-    ]
+    return edges_of(graph.edges)  # type: ignore[attr-defined]
+
+
+def edges_of(found: list[Edge]) -> list[tuple[object, ...]]:
+    return [(e.source, e.target, e.type, e.line, e.anchor, e.context) for e in found]
 
 
 def kept_equals_fresh(store: Store, cap: int) -> None:
@@ -57,6 +61,17 @@ def kept_equals_fresh(store: Store, cap: int) -> None:
     fresh = build_link_graph(store, cap)
     assert edges(kept) == edges(fresh)
     assert kept.docs == fresh.docs
+    # One document's part of the kept graph (``noteseek links``) is that of the whole graph.
+    _, ids = graph_documents(store)
+    for doc_id in sorted(ids)[:6]:
+        part = load_document_graph(store, cap, ids[doc_id], doc_id)
+        assert part is not None
+        for side in ("outgoing", "backlinks"):
+            got, want = getattr(part, side)(doc_id), getattr(fresh, side)(doc_id)
+            assert edges_of(got) == edges_of(want), (doc_id, side)
+            for e in got:
+                other = e.target if side == "outgoing" else e.source
+                assert part.docs.get(other) == fresh.docs.get(other)
 
 
 class RandomVault:

@@ -459,6 +459,23 @@ def test_the_server_stops_cleanly(vault: Path, tmp_path: Path, how: str) -> None
     lock.release()
 
 
+def test_a_client_that_leaves_before_listing_tools_never_has_the_index_opened(
+    vault: Path, tmp_path: Path
+) -> None:
+    """The index opens once the tools are listed; a server whose client left before never
+    opens it (shutting down waited for it to open, then closed it)."""
+    folder = mcp_project(tmp_path, vault)
+    proc = start_cli(folder, "mcp")
+    try:
+        assert proc.stdin is not None
+        proc.stdin.close()
+        assert proc.wait(timeout=20) == 0
+    finally:
+        stop(proc)
+    assert not (folder / ".noteseek" / "writer.json").exists()
+    assert not (folder / ".noteseek" / "index.db").exists()
+
+
 def vector_count(index: Path) -> int:
     import sqlite3
 

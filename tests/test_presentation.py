@@ -15,7 +15,7 @@ from noteseek.analysis import get_analyzer
 from noteseek.engine import SearchRequest
 from noteseek.search import plain
 from noteseek.search.plain import display_text, plain_text
-from noteseek.search.snippet import matched_spans
+from noteseek.search.snippet import make_snippet, matched_spans
 from tests.conftest import SHARED_DATA
 from tests.helpers import engine_for, project, write
 from tests.mcp_client import call, eventually, mcp_project, run, session
@@ -169,6 +169,36 @@ def test_snippets_are_plain_text_with_highlights_on_it(tmp_path: Path) -> None:
     plain = plain_text(NOTE)
     for word in ("runbook", "eviction"):
         assert word in plain
+
+
+LINKS = """# Reading list
+
+Less space, and [can be less computation](https://twitter.com/karpathy/status/1) than
+a [dense retriever](https://example.org/papers/colbert-late-interaction.pdf), says the thread.
+"""
+
+
+@pytest.mark.parametrize(
+    ("query", "shown", "hidden"),
+    [
+        ("computation retriever", ["**computation**", "**retriever**"], ["https://", "]("]),
+        ("colbert", ["retriever (https://example.org/papers/**colbert**-late"], ["]("]),
+        ("karpathy", ["(https://twitter.com/**karpathy**/status/1)"], ["example.org"]),
+    ],
+)
+def test_a_snippet_shows_a_link_address_only_where_the_query_matched_it(
+    query: str, shown: list[str], hidden: list[str]
+) -> None:
+    snippet, matched = make_snippet(LINKS, *_terms(query), get_analyzer(), width=120)
+    assert matched, snippet
+    for text in shown:
+        assert text in snippet, snippet
+    for text in hidden:
+        assert text not in snippet, snippet
+
+
+def _terms(query: str) -> tuple[set[str], list[str]]:
+    return {token.term for token in get_analyzer().tokens(query)}, []
 
 
 def _long_section_vault(tmp_path: Path) -> Path:

@@ -18,8 +18,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
-
 MAX_PATTERNS = 64
 """Most patterns one filter holds (``--path`` and ``--exclude`` each)."""
 MAX_PATTERN_CHARS = 1024
@@ -404,6 +402,8 @@ def _translate(pattern: str) -> _Pattern | None:
             f"at most {MAX_PATTERN_CHARS} are allowed"
         )
     try:
+        from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern  # with the first glob
+
         regex, include = GitIgnoreSpecPattern.pattern_to_regex(pattern)
     except ValueError:
         raise GlobError(_unreadable(pattern, shown)) from None

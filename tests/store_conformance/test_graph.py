@@ -50,6 +50,10 @@ def test_edges_keys_and_nodes_are_kept_per_file(store: Store) -> None:
     assert store.graph_sources(["missing", "nothing"]) == {guide}
     assert store.graph_sources([]) == set() and store.graph_sources(["x"]) == set()
     assert store.graph_nodes([guide, alpha, beta, 10**9]) == {guide: '["docs"]', alpha: '["notes"]'}
+    # One document's edges: its own and those resolved to it, in the same order.
+    assert store.document_edges(guide, "docs/guide.md") == guide_edges
+    assert store.document_edges(alpha, "notes/job/alpha.md") == [guide_edges[0], *beta_edges]
+    assert store.document_edges(beta, "nowhere.md") == beta_edges
     # A file's edges and keys are replaced as a whole; None forgets a node.
     store.write_graph({guide: []}, {guide: ["beta"]}, {alpha: None}, [])
     assert store.graph_edges() == beta_edges

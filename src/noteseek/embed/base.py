@@ -8,12 +8,16 @@ instruction or prefix that documents must not get.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, TypeAlias, runtime_checkable
 
-import numpy as np
-import numpy.typing as npt
+if TYPE_CHECKING:  # numpy loads with the first vector, not with `noteseek status`
+    import numpy as np
+    import numpy.typing as npt
 
-Vectors = npt.NDArray[np.float32]
+Vectors: TypeAlias = "npt.NDArray[np.float32]"
+
+MODEL_META_KEY = "embedding_model"
+"""The index's meta key naming the model its vectors are of."""
 
 
 class EmbeddingError(RuntimeError):
@@ -43,6 +47,8 @@ class Embedder(Protocol):
 
 def normalize(rows: npt.NDArray[np.floating]) -> Vectors:
     """Rows scaled to unit length (zero rows stay zero)."""
+    import numpy as np
+
     out = np.asarray(rows, dtype=np.float32)
     norms = np.linalg.norm(out, axis=-1, keepdims=True)
     norms[norms == 0] = 1.0

@@ -48,7 +48,7 @@ def configured_model_id(settings: EmbeddingSettings) -> str:
     """The model id vectors made with these settings carry, without loading the model."""
     if settings.provider == "remote":
         return f"remote:{settings.model}"
-    from noteseek.embed.onnx import MODELS
+    from noteseek.embed.models import MODELS
 
     spec = MODELS.get(settings.model)
     return spec.model_id if spec else settings.model

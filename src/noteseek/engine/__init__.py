@@ -21,28 +21,47 @@ over one opened index, and :class:`Engine` only hands each call to the one that 
 from __future__ import annotations
 
 import functools
+import threading
 import types
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, Self, TypeVar, overload
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Concatenate,
+    Generic,
+    ParamSpec,
+    Self,
+    TypeVar,
+    cast,
+    overload,
+)
 
 from noteseek.config import LoadedConfig, load_settings
 from noteseek.engine.checking import check_due, full_check
-from noteseek.engine.commits import Commits
-from noteseek.engine.indexing import Indexing
-from noteseek.engine.memory import Memories
 from noteseek.engine.opening import choose_index
 from noteseek.engine.reading import Reading
 from noteseek.engine.results import Ambiguous, GetResult, NotFound, SearchResponse
-from noteseek.engine.searching import Searching
 from noteseek.engine.state import IndexState
 from noteseek.engine.status import status
 from noteseek.engine.values import IndexValues
+from noteseek.lazy import LazyAttribute, LazyClass
 from noteseek.search.ask import Filter, SearchRequest
 from noteseek.store.base import Store
 
 if TYPE_CHECKING:
+    from noteseek.engine.commits import Commits
+    from noteseek.engine.indexing import Indexing
     from noteseek.engine.live import IndexService
+    from noteseek.engine.memory import Memories
+    from noteseek.engine.searching import Searching
+else:
+    # Services loaded with their first call: ``noteseek status`` or ``get`` never imports the
+    # indexer, the query pipeline or the memory folder (tests/test_cli_starts.py).
+    Commits = LazyClass("noteseek.engine.commits", "Commits")
+    Indexing = LazyClass("noteseek.engine.indexing", "Indexing")
+    Memories = LazyClass("noteseek.engine.memory", "Memories")
+    Searching = LazyClass("noteseek.engine.searching", "Searching")
 
 __all__ = [
     "Ambiguous",
@@ -57,19 +76,34 @@ __all__ = [
 
 P = ParamSpec("P")
 R = TypeVar("R")
+S = TypeVar("S")
 
 
 class _Delegate(Generic[P, R]):
-    """A facade method that is ``function`` called with one of the engine's services first.
-
-    The signature and the docstring are the service's, written once; type checkers see the
-    facade method with that signature.
-    """
+    # A facade method that is ``function`` called with one of the engine's services first.
+    # The signature and the docstring are the service's, written once; type checkers see the
+    # facade method with that signature. A service loaded lazily hands a LazyAttribute,
+    # resolved (its module imported) on the first call.
 
     def __init__(self, service: str, function: Callable[Concatenate[Any, P], R]) -> None:
         self.service = service
-        self.function = function
-        functools.update_wrapper(self, function)  # type: ignore[arg-type]
+        self._function: Any = function
+
+    @functools.cached_property
+    def function(self) -> Callable[Concatenate[Any, P], R]:
+        found = self._function
+        return cast(
+            "Callable[Concatenate[Any, P], R]",
+            found.resolve() if isinstance(found, LazyAttribute) else found,
+        )
+
+    @property
+    def __wrapped__(self) -> Callable[Concatenate[Any, P], R]:
+        return self.function
+
+    @property
+    def __doc__(self) -> str | None:  # type: ignore[override]
+        return self.function.__doc__
 
     @overload
     def __get__(self, engine: None, owner: type[Any] | None = None) -> Self: ...
@@ -91,14 +125,43 @@ class Engine:
         self._state = IndexState(config)
         self._values = self._state.values
         self.notices = self._state.notices
-        self._indexing = Indexing(self._state)
-        self._searching = Searching(self._state)
         self._reading = Reading(self._state)
+        self._services: dict[str, Any] = {}
+        self._services_lock = threading.RLock()  # a service may make another (commits: searching)
         self.live: IndexService | None = None
         """This process's live index (writer role, watcher), when it runs one: memory writes
         hand their paths to it (``engine/handoff.py``)."""
-        self._memories = Memories(self._state, self._reading, lambda: self, lambda: self.live)
-        self._commits = Commits(self._state, self._searching)
+
+    # -- the services loaded with their first use -------------------------------------------
+
+    def _service(self, name: str, make: Callable[[], S]) -> S:
+        """The service ``name``, made once (the first of several threads makes it)."""
+        found = self._services.get(name)
+        if found is None:
+            with self._services_lock:
+                found = self._services.get(name)
+                if found is None:
+                    found = self._services[name] = make()
+        return cast(S, found)
+
+    @property
+    def _indexing(self) -> Indexing:
+        return self._service("indexing", lambda: Indexing(self._state))
+
+    @property
+    def _searching(self) -> Searching:
+        return self._service("searching", lambda: Searching(self._state))
+
+    @property
+    def _memories(self) -> Memories:
+        return self._service(
+            "memories",
+            lambda: Memories(self._state, self._reading, lambda: self, lambda: self.live),
+        )
+
+    @property
+    def _commits(self) -> Commits:
+        return self._service("commits", lambda: Commits(self._state, self._searching))
 
     # -- the opened index (state.py) -------------------------------------------------------
 

@@ -27,7 +27,6 @@ from noteseek.search.ask import SearchRequest
 from noteseek.search.query import parse_query
 from noteseek.search.snippet import make_snippet
 from noteseek.sources.git import COMMITS_SCOPE, GIT_KIND
-from noteseek.sources.git.roots import enclosing_repository
 from noteseek.store.base import FileRow
 from noteseek.types import Hit
 
@@ -306,6 +305,9 @@ class Commits:
         repos = {name: locations[name] for name, kind in kinds.items() if kind == GIT_KIND}
         if not repos:
             return {}, {}
+        # The git source (subprocess, repositories) loads only for an index with git roots.
+        from noteseek.sources.git.roots import enclosing_repository
+
         changes: dict[str, dict[str, LastChange]] = {}
         for git_root in repos:
             latest: dict[str, tuple[float, LastChange]] = {}

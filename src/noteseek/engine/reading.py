@@ -107,7 +107,7 @@ class Reading:
         """A document's outgoing links (resolved or not) and its backlinks, by path or doc id;
         never for a path that leads out of its root (as :meth:`read_document`)."""
         file = self._document(ref)
-        graph = self.state.values.link_graph()
+        graph = self.state.values.document_graph(file.file_id, file.doc_id)
 
         def describe(edge: Edge, other: str) -> dict[str, Any]:
             doc = graph.docs.get(other)

@@ -14,10 +14,9 @@ from typing import Any
 from noteseek import deadline
 from noteseek.analysis import unicode_text
 from noteseek.config.ranges import EXPAND_CHARS, SCORE, SIMILARITY, TOP_K
-from noteseek.embed.base import EmbeddingError
+from noteseek.embed.base import MODEL_META_KEY, EmbeddingError
 from noteseek.engine.results import SearchResponse
 from noteseek.engine.state import KEYWORD_ONLY_NOTE, IndexState
-from noteseek.indexing.embedding import MODEL_META_KEY
 from noteseek.search import pipeline
 from noteseek.search.allowed import AllowedRows
 from noteseek.search.ask import SearchRequest

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from noteseek.embed.base import MODEL_META_KEY
 from noteseek.engine.checking import last_check
 from noteseek.engine.state import IndexState
-from noteseek.indexing.embedding import MODEL_META_KEY
 from noteseek.indexing.styles import stored_styles
 from noteseek.store.errors import IndexCorrupt
 from noteseek.store.folder import damaged_message

@@ -31,23 +31,23 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Hashable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from noteseek.analysis import Analyzer, get_analyzer
 from noteseek.config import Settings
 from noteseek.embed.base import Embedder
 from noteseek.engine.derived import Derived
 from noteseek.graph.links import LinkGraph
-from noteseek.graph.sync import build_link_graph, load_graph
-from noteseek.indexing.lock import holds_writer
+from noteseek.graph.sync import build_link_graph, load_document_graph, load_graph
 from noteseek.priority import yield_cpu
 from noteseek.search import recency
-from noteseek.search.concepts import ConceptVocabulary
-from noteseek.search.graph_lane import GraphView
-from noteseek.search.spelling import Spelling
 from noteseek.sources.registry import specs
-from noteseek.store.ann import in_background, save_from
 from noteseek.store.base import Store, VectorIndex
+
+if TYPE_CHECKING:  # numpy's users load with the first search, not with `noteseek status`
+    from noteseek.analysis import Analyzer
+    from noteseek.search.concepts import ConceptVocabulary
+    from noteseek.search.graph_lane import GraphView
+    from noteseek.search.spelling import Spelling
 
 COMMUNITY_THROTTLE = 60.0
 """Seconds between recomputations of the link-graph communities while the index changes."""
@@ -108,7 +108,7 @@ class IndexValues:
             lambda: self.state.store.vector_progress(self.state.model_id),
             token,
             background=self._count_apart,
-            expensive=lambda counts, seconds: in_background(counts[1], seconds),
+            expensive=lambda counts, seconds: _in_background(counts[1], seconds),
         )
         self._communities = Derived(
             "communities",
@@ -127,7 +127,7 @@ class IndexValues:
         )
         self._spelling = Derived(
             "spelling",
-            lambda: Spelling(self.state.store.vocabulary(), self.analyzer()),
+            lambda: self._spelling_of(self.state.store),
             token,
             background=self._spelling_apart,
             throttle=SPELLING_THROTTLE,
@@ -171,6 +171,15 @@ class IndexValues:
         """The resolved link graph of the index, read again when the index changed."""
         return self._link_graph.get()
 
+    def document_graph(self, file_id: int, doc_id: str) -> LinkGraph:
+        """The link graph around one document: the whole graph when this process holds it
+        already, else only that document's part of the kept graph (else the whole graph)."""
+        if self._link_graph.cached is None:
+            part = load_document_graph(self.state.store, self.cap, file_id, doc_id)
+            if part is not None:
+                return part
+        return self.link_graph()
+
     def graph_view(self) -> GraphView:
         """The link graph over file ids, for the graph lane; rebuilt when the index changed."""
         return self._graph_view.get()
@@ -188,6 +197,8 @@ class IndexValues:
         graph, above its threshold) beside the index when there are enough for loading them to
         be slow (store/ann_saved.py: the next process maps them)."""
         have = self.state.store.vector_models().get(self.state.model_id, 0)
+        from noteseek.store.ann import save_from
+
         if have >= save_from(self.settings.vectors.hnsw_threshold) and self.state.wants_vectors():
             self.vector_index().settle()
 
@@ -239,6 +250,8 @@ class IndexValues:
     # -- computing them --------------------------------------------------------------------
 
     def _read_analyzer(self) -> Analyzer:
+        from noteseek.analysis import get_analyzer  # the stemmer loads with a search
+
         """The analyzer the index was built with (queries must be analyzed the same way)."""
         built = self.state.store.manifest().get("analyzer") if self.state.index_exists else None
         if isinstance(built, dict):
@@ -250,6 +263,8 @@ class IndexValues:
 
     def _build_graph_view(self) -> GraphView:
         ids = {f.doc_id: f.file_id for f in self.state.store.iter_files()}
+        from noteseek.search.graph_lane import GraphView
+
         return GraphView.build(self.link_graph(), ids)
 
     def _check_dates(self) -> bool:
@@ -264,7 +279,7 @@ class IndexValues:
             self.state.embedder().dimension,
             dtype=v.dtype,
             hnsw_threshold=v.hnsw_threshold,
-            may_save=lambda: holds_writer(self.state.index_dir),
+            may_save=lambda: _holds_writer(self.state.index_dir),
         )
 
     def _count_apart(self) -> tuple[int, int]:
@@ -280,9 +295,16 @@ class IndexValues:
     def _spelling_apart(self) -> Spelling:
         yield_cpu()
         with self.state.reader() as store:
-            return Spelling(store.vocabulary(), self.analyzer())
+            return self._spelling_of(store)
+
+    def _spelling_of(self, store: Store) -> Spelling:
+        from noteseek.search.spelling import Spelling
+
+        return Spelling(store.vocabulary(), self.analyzer())
 
     def _build_concepts(self) -> ConceptVocabulary:
+        from noteseek.search.concepts import ConceptVocabulary
+
         return ConceptVocabulary.build(
             self.state.store.iter_chunk_texts(),
             self.analyzer(),
@@ -292,6 +314,18 @@ class IndexValues:
     def _build_concepts_apart(self) -> ConceptVocabulary:
         yield_cpu()  # searches come first
         return self._build_concepts()
+
+
+def _holds_writer(index_dir: Path) -> bool:
+    from noteseek.indexing.lock import holds_writer  # filelock: with vectors only
+
+    return holds_writer(index_dir)
+
+
+def _in_background(vectors: int, seconds: float) -> bool:
+    from noteseek.store.ann import in_background
+
+    return in_background(vectors, seconds)
 
 
 def current_link_graph(store: Store, max_links_per_document: int) -> LinkGraph:

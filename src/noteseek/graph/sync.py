@@ -117,6 +117,30 @@ def load_graph(store: GraphSource, max_links_per_document: int) -> LinkGraph | N
     return LinkGraph.from_edges(docs, edges)
 
 
+def load_document_graph(
+    store: GraphSource, max_links_per_document: int, file_id: int, doc_id: str
+) -> LinkGraph | None:
+    """The part of the kept link graph around one document: its links, its backlinks and the
+    documents at their other ends (what ``noteseek links`` shows), read without the rest of
+    the graph (a 14,000-note vault keeps 55,000 edges); None when the kept graph is not
+    current (:func:`graph_current`)."""
+    if not graph_current(store, max_links_per_document):
+        return None
+    rows = store.document_edges(file_id, doc_id)
+    wanted = {file_id} | {r.file_id for r in rows}
+    wanted |= {r.target_id for r in rows if r.target_id is not None}
+    docs: dict[int, DocInfo] = {}
+    for node_id, names in store.graph_nodes(sorted(wanted)).items():
+        root, path, title, aliases, memory = json.loads(names)
+        docs[node_id] = DocInfo(f"{root}/{path}", root, path, title, tuple(aliases), memory)
+    edges = [
+        Edge(docs[r.file_id].doc_id, r.target, cast(EdgeType, r.type), r.line, r.anchor, r.context)
+        for r in rows
+        if r.file_id in docs  # as load_graph: edges of documents the graph holds
+    ]
+    return LinkGraph.from_edges([d for d in docs.values()], edges)
+
+
 def _cap(max_links_per_document: int) -> str:
     return f"{max_links_per_document}/nodes{NODES}"
 

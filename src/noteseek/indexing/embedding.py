@@ -17,13 +17,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from noteseek.chunking import embedding_input
+from noteseek.embed.base import MODEL_META_KEY as MODEL_META_KEY
 from noteseek.embed.base import Embedder
 from noteseek.indexing.boilerplate import SharedVectors
 from noteseek.store.base import EmbeddingTarget
 
 Progress = Callable[[int, int, str], None]
 
-MODEL_META_KEY = "embedding_model"
 # Texts per committed batch: large enough to amortise a commit, small enough to lose little.
 COMMIT_TEXTS = 64
 

@@ -24,9 +24,12 @@ import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from noteseek.parse.conventions import Style
 from noteseek.store.base import Meta
+
+if TYPE_CHECKING:  # the parsers load with indexing, not with `noteseek status`
+    from noteseek.parse.conventions import Style
 
 __all__ = [
     "ROOT_STYLES_KEY",

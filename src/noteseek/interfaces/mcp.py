@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import os
 import signal
+import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +27,9 @@ from noteseek.search.plain import plain_text
 
 if TYPE_CHECKING:
     from noteseek.config import LoadedConfig
+
+OPEN_AFTER = 1.0
+"""Seconds after the server starts at which the index opens even if no tools were listed."""
 
 log = logging.getLogger(__name__)
 
@@ -215,9 +219,11 @@ def build_server(runtime: Runtime) -> Any:
     ]
 
     async def list_tools(_ctx: Any, _params: Any) -> Any:
+        runtime.start()  # the handshake is over (see _serve_stdio)
         return types.ListToolsResult(tools=listed)
 
     async def call_tool(_ctx: Any, params: Any) -> Any:
+        runtime.start()
         name = params.name
         try:
             payload = await anyio.to_thread.run_sync(runtime.call, name, params.arguments)
@@ -258,7 +264,12 @@ async def _serve_stdio(runtime: Runtime) -> None:
     from mcp.server.stdio import stdio_server
 
     server = build_server(runtime)
-    runtime.start()
+    # The index opens once the client has listed the tools (or OPEN_AFTER seconds in, if it
+    # never does): opening it imports and reads much, and in a thread of this process it took
+    # the interpreter's lock from the answers to initialize and tools/list.
+    opener = threading.Timer(OPEN_AFTER, runtime.start)
+    opener.daemon = True
+    opener.start()
     async with stdio_server() as (read, write):
         await server.run(read, write, server.create_initialization_options())
 

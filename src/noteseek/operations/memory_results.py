@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
-from noteseek.operations.results import SearchOut
+from noteseek.operations.results import Result, SearchOut
 
 
-class MemoryWriteOut(BaseModel):
+class MemoryWriteOut(Result):
     name: str = Field(description="The memory's name (path in the memory folder, without .md).")
     root: str = Field(description="The memory root it was written to.")
     created: bool = Field(
@@ -20,7 +20,7 @@ class MemoryWriteOut(BaseModel):
     indexed: str = Field(description="How the change reaches the index (searchable at once, ...).")
 
 
-class MemoryOut(BaseModel):
+class MemoryOut(Result):
     name: str
     root: str
     kind: str = Field(description="memory, daily (a daily log) or long_term (MEMORY.md).")
@@ -35,12 +35,12 @@ class MemoryOut(BaseModel):
     content: str | None = Field(default=None, description="The text (read_memory only).")
 
 
-class MemoryProblem(BaseModel):
+class MemoryProblem(Result):
     name: str
     reason: str
 
 
-class MemoryListOut(BaseModel):
+class MemoryListOut(Result):
     root: str
     memories: list[MemoryOut]
     count: int = Field(description="Memories that passed the filters (before the limit).")
@@ -49,7 +49,7 @@ class MemoryListOut(BaseModel):
     )
 
 
-class MemoryStatsOut(BaseModel):
+class MemoryStatsOut(Result):
     root: str
     folder: str
     memories: int
@@ -64,7 +64,7 @@ class MemoryStatsOut(BaseModel):
     indexed_memories: int = Field(description="Memories in the index (all memory roots).")
 
 
-class MemoryLinkOut(BaseModel):
+class MemoryLinkOut(Result):
     memory: str = Field(description="The linking memory's doc_id.")
     type: str = Field(description="mentions, refactors or plans.")
     line: int
@@ -77,7 +77,7 @@ class LinkedMemoriesOut(SearchOut):
     links: list[MemoryLinkOut] = Field(description="Every memory link to the target.")
 
 
-class FlushOut(BaseModel):
+class FlushOut(Result):
     dry_run: bool
     method: str = Field(description="extractive, or llm:<model>.")
     passages: int = Field(description="Sections that were summarised.")
@@ -91,7 +91,7 @@ class FlushOut(BaseModel):
     )
 
 
-class RecallOut(BaseModel):
+class RecallOut(Result):
     text: str = Field(
         description="What the prompt hook shows the agent: a header and a line per memory "
         "(path:line, text), or empty when no memory passes the relevance floor."

@@ -58,7 +58,8 @@ def _scope(value: str) -> str:
 class Params(BaseModel):
     """Strict: unknown names are errors; aliases are accepted (see ``parse_arguments``)."""
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    # Validators and schemas are built on first use (one operation per CLI command).
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, defer_build=True)
 
 
 def _typed(what: str) -> Any:

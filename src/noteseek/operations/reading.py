@@ -16,7 +16,6 @@ from noteseek.operations.params import (
     GetSection,
     RenderDocument,
 )
-from noteseek.parse.registry import get_parser
 from noteseek.sources.registry import spec_of
 
 
@@ -74,6 +73,8 @@ def render_document(ctx: Context, p: RenderDocument) -> dict[str, Any]:
     file, text = engine.read_document(p.path)
     graph = engine.link_graph()  # replaced, never changed, when the index changes
     links = engine.links(file.doc_id)
+    from noteseek.parse.registry import get_parser  # the parsers load with a rendering
+
     parser = get_parser(file.path)
     markdown = spec_of(engine.store.root_kinds().get(file.root)).renders_markdown or (
         parser is not None and parser.name == "markdown"

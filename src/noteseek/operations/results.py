@@ -11,7 +11,14 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 
-class LastChangeOut(BaseModel):
+class Result(BaseModel):
+    """Every result model: its validator and schema are built on first use, so a command
+    that runs one operation does not build those of the forty others (about 40 ms)."""
+
+    model_config = ConfigDict(defer_build=True)
+
+
+class LastChangeOut(Result):
     date: str = Field(description="When the commit was authored (ISO 8601).")
     author: str
     commit: str = Field(description="The full hash.")
@@ -20,14 +27,14 @@ class LastChangeOut(BaseModel):
     root: str = Field(description="The git root holding the commit.")
 
 
-class AlsoSection(BaseModel):
+class AlsoSection(Result):
     chunk_id: str
     heading_path: list[str]
     start_line: int
     end_line: int
 
 
-class SearchResult(BaseModel):
+class SearchResult(Result):
     rank: int = Field(description="1-based position.")
     chunk_id: str = Field(description="Stable id of the section piece; get_chunk reads it.")
     doc_id: str = Field(description="root/path, unique across roots.")
@@ -69,7 +76,7 @@ class SearchResult(BaseModel):
     )
 
 
-class CommitResult(BaseModel):
+class CommitResult(Result):
     rank: int
     doc_id: str = Field(description="root/hash: get_document reads the whole commit.")
     root: str = Field(description="The git root (repository) of the commit.")
@@ -102,14 +109,14 @@ class CommitResult(BaseModel):
     explain: dict[str, Any] | None = None
 
 
-class IndexInfo(BaseModel):
+class IndexInfo(Result):
     """The index that answered a search: the index used last may not be the one meant."""
 
     dir: str = Field(description="The index folder (absolute).")
     roots: list[str] = Field(description="The names of the roots it holds.")
 
 
-class SpellingCorrection(BaseModel):
+class SpellingCorrection(Result):
     word: str = Field(description="The word as typed.")
     documents: int = Field(description="Documents holding the word as typed.")
     also_searched: list[str] = Field(description="Spellings searched besides it, best first.")
@@ -117,7 +124,7 @@ class SpellingCorrection(BaseModel):
     edits: int = Field(description="Edits between the word and its alternatives.")
 
 
-class CommitSearchOut(BaseModel):
+class CommitSearchOut(Result):
     index: IndexInfo
     query: str
     mode: str
@@ -129,7 +136,7 @@ class CommitSearchOut(BaseModel):
     did_you_mean: str | None = None
 
 
-class Compression(BaseModel):
+class Compression(Result):
     kept: int
     dropped_low_score: int
     dropped_duplicates: int
@@ -138,7 +145,7 @@ class Compression(BaseModel):
     tokens_saved: int
 
 
-class SearchOut(BaseModel):
+class SearchOut(Result):
     status: Literal["ready", "indexing"] = Field(
         description="indexing: the index is being built or updated; results may be incomplete."
     )
@@ -164,7 +171,7 @@ class SearchOut(BaseModel):
     )
 
 
-class ChunkOut(BaseModel):
+class ChunkOut(Result):
     kind: Literal["chunk", "section"]
     root: str
     path: str
@@ -178,7 +185,7 @@ class ChunkOut(BaseModel):
     text: str
 
 
-class DocumentOut(BaseModel):
+class DocumentOut(Result):
     root: str
     path: str
     doc_id: str
@@ -191,7 +198,7 @@ class DocumentOut(BaseModel):
     content: str
 
 
-class LinkOut(BaseModel):
+class LinkOut(Result):
     doc_id: str | None = Field(description="The linked document; null for a missing note.")
     placeholder: str | None = Field(description="The name of a note that does not exist yet.")
     title: str | None
@@ -207,14 +214,14 @@ class LinkOut(BaseModel):
     )
 
 
-class HeadingOut(BaseModel):
+class HeadingOut(Result):
     id: str = Field(description="The heading's element id in `html`.")
     level: int = Field(ge=1, le=6)
     text: str
     line: int = Field(description="1-based source line.")
 
 
-class RenderOut(BaseModel):
+class RenderOut(Result):
     doc_id: str
     root: str
     path: str
@@ -225,13 +232,13 @@ class RenderOut(BaseModel):
     backlinks: list[LinkOut]
 
 
-class LinksOut(BaseModel):
+class LinksOut(Result):
     doc_id: str
     outgoing: list[LinkOut]
     backlinks: list[LinkOut]
 
 
-class GraphNode(BaseModel):
+class GraphNode(Result):
     id: str = Field(description="doc_id, or ?name for a note that does not exist yet.")
     title: str
     path: str | None
@@ -240,19 +247,19 @@ class GraphNode(BaseModel):
     depth: int = Field(ge=0, le=2, description="Links away from the centre.")
 
 
-class GraphEdge(BaseModel):
+class GraphEdge(Result):
     source: str
     target: str
     type: str
 
 
-class GraphOut(BaseModel):
+class GraphOut(Result):
     nodes: list[GraphNode]
     edges: list[GraphEdge]
     truncated: bool = Field(description="More neighbours exist than the node cap shows.")
 
 
-class RootStatus(BaseModel):
+class RootStatus(Result):
     model_config = ConfigDict(extra="allow")
     name: str
     path: str
@@ -260,7 +267,7 @@ class RootStatus(BaseModel):
     chunks: int
 
 
-class EmbeddingStatus(BaseModel):
+class EmbeddingStatus(Result):
     model_config = ConfigDict(extra="allow")
     enabled: bool
     keyword_only: bool = Field(
@@ -275,14 +282,14 @@ class EmbeddingStatus(BaseModel):
     pending: int
 
 
-class Failure(BaseModel):
+class Failure(Result):
     root: str
     path: str
     severity: str
     reason: str
 
 
-class JobInfo(BaseModel):
+class JobInfo(Result):
     id: str
     kind: Literal["reconcile", "reindex"]
     roots: list[str] | None
@@ -295,7 +302,7 @@ class JobInfo(BaseModel):
     error: str | None
 
 
-class ServiceState(BaseModel):
+class ServiceState(Result):
     model_config = ConfigDict(extra="allow")
     role: Literal["starting", "writer", "reader", "stopped"]
     pid: int
@@ -308,12 +315,12 @@ class ServiceState(BaseModel):
     jobs: list[JobInfo]
 
 
-class QueueStatus(BaseModel):
+class QueueStatus(Result):
     paths: int = Field(description="Changed files waiting to be indexed.")
     jobs: int = Field(description="Re-index and reconcile jobs waiting.")
 
 
-class ScopeOut(BaseModel):
+class ScopeOut(Result):
     name: str = Field(description="What `source` takes: docs, memory, commits, all, ...")
     kinds: list[str] = Field(description="The root kinds whose documents it holds.")
     operation: str | None = Field(
@@ -322,7 +329,7 @@ class ScopeOut(BaseModel):
     )
 
 
-class IndexCheck(BaseModel):
+class IndexCheck(Result):
     at: float = Field(description="When the check finished (seconds since the epoch).")
     seconds: float = Field(description="How long it took.")
     found: str | None = Field(
@@ -330,7 +337,7 @@ class IndexCheck(BaseModel):
     )
 
 
-class StatusOut(BaseModel):
+class StatusOut(Result):
     status: Literal["ready", "indexing", "damaged"]
     damaged: str | None = Field(
         default=None,
@@ -374,12 +381,12 @@ class StatusOut(BaseModel):
     )
 
 
-class ReindexOut(BaseModel):
+class ReindexOut(Result):
     job: JobInfo
     hint: str
 
 
-class IndexOut(BaseModel):
+class IndexOut(Result):
     """What a one-shot index or rebuild did (the CLI's summary)."""
 
     model_config = ConfigDict(extra="allow")
@@ -398,7 +405,7 @@ class IndexOut(BaseModel):
     )
 
 
-class MigrateCounts(BaseModel):
+class MigrateCounts(Result):
     roots: int
     files: int
     chunks: int
@@ -408,7 +415,7 @@ class MigrateCounts(BaseModel):
     problems: int
 
 
-class MigrateOut(BaseModel):
+class MigrateOut(Result):
     """What a migration copied, counted on both sides (they are equal, or it failed)."""
 
     source: str

@@ -176,12 +176,19 @@ class Runtime:
         """The context writes run in: an engine of their own (see :meth:`run`)."""
         self.error: str | None = None
         self._ready = threading.Event()
+        self._started = False
+        self._start_lock = threading.Lock()
         self._readers: FairPool[Context] = FairPool()
         """The read contexts (:data:`READ_ENGINES`), handed out first come, first served."""
         self._writers: FairPool[Context] = FairPool()
         """The write context, likewise."""
 
     def start(self) -> None:
+        """Open the index in the background (once: later calls do nothing)."""
+        with self._start_lock:
+            if self._started:
+                return
+            self._started = True
         threading.Thread(target=self._open, name="noteseek-start", daemon=True).start()
 
     def _open(self) -> None:
@@ -263,6 +270,10 @@ class Runtime:
 
     def shutdown(self) -> None:
         """Stop the watcher and the worker (after its current batch), release the role."""
+        with self._start_lock:
+            started, self._started = self._started, True  # and never start after this
+        if not started:
+            return  # the index was never opened (a client that left before listing tools)
         self._ready.wait(30)
         ctx = self.context
         if ctx is None:

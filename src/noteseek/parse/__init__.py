@@ -1,14 +1,44 @@
-"""Parsers: turn a file's text into a :class:`~noteseek.types.ParsedDocument`."""
+"""Parsers: turn a file's text into a :class:`~noteseek.types.ParsedDocument`.
 
-from noteseek.parse.markdown import parse_markdown
-from noteseek.parse.registry import (
-    FunctionParser,
-    Parser,
-    ParserRegistry,
-    default_registry,
-    get_parser,
-)
-from noteseek.parse.text import parse_text
+The names below load with their first use: a submodule that needs no parser
+(``parse/conventions.py`` for ``noteseek status``) does not import markdown-it and PyYAML.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from noteseek.parse.markdown import parse_markdown
+    from noteseek.parse.registry import (
+        FunctionParser,
+        Parser,
+        ParserRegistry,
+        default_registry,
+        get_parser,
+    )
+    from noteseek.parse.text import parse_text
+
+_EXPORTS = {
+    "FunctionParser": "noteseek.parse.registry",
+    "Parser": "noteseek.parse.registry",
+    "ParserRegistry": "noteseek.parse.registry",
+    "default_registry": "noteseek.parse.registry",
+    "get_parser": "noteseek.parse.registry",
+    "parse_markdown": "noteseek.parse.markdown",
+    "parse_text": "noteseek.parse.text",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'noteseek.parse' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "FunctionParser",

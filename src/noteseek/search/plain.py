@@ -43,8 +43,8 @@ _ESCAPE_RE = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|~<>=])")
 
 _CODE_SPAN_RE = re.compile(r"(`+)(.+?)\1")
 _WIKILINK_RE = re.compile(r"!?\[\[([^\[\]\n]+?)\]\]")
-_IMAGE_RE = re.compile(r"!\[([^\]\n]*)\]\([^)\n]*\)")
-_LINK_RE = re.compile(r"\[([^\]\n]+)\](?:\([^)\n]*\)|\[[^\]\n]*\])")
+_IMAGE_RE = re.compile(r"!\[([^\]\n]*)\]\(([^)\n]*)\)")
+_LINK_RE = re.compile(r"\[([^\]\n]+)\](?:\(([^)\n]*)\)|\[[^\]\n]*\])")
 _AUTOLINK_RE = re.compile(r"<((?:https?|mailto|ftp):[^>\s]+)>")
 _COMMENT_RE = re.compile(r"<!--.*?(?:-->|$)")
 _TAG_RE = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>")
@@ -67,14 +67,21 @@ the same popular sections over and over: their snippets were 7 % of its Python t
 clients, ``bench/serve_mixed_load.py``). At most a few MB: sections are a few KB."""
 
 
-def plain_text(text: str, *, properties: bool = False) -> str:
+def plain_text(text: str, *, properties: bool = False, urls: frozenset[str] = frozenset()) -> str:
     """``text`` (Markdown) as plain text, line for line where a line stays; ``properties``:
-    property lines as ``key: value`` instead of left out."""
-    return _plain_text(text, properties)
+    property lines as ``key: value`` instead of left out; ``urls``: Markdown links and images
+    to these addresses keep them after their text (``text (url)``), for a snippet whose match
+    is in an address."""
+    return _plain_text(text, properties, urls)
+
+
+def link_addresses(text: str) -> list[str]:
+    """The addresses of the Markdown links and images in ``text``, in order."""
+    return [m.group(2).strip() for m in _LINK_RE.finditer(text) if m.group(2)]
 
 
 @functools.lru_cache(maxsize=KEPT_TEXTS)
-def _plain_text(text: str, properties: bool) -> str:
+def _plain_text(text: str, properties: bool, urls: frozenset[str] = frozenset()) -> str:
     out: list[str] = []
     fence: str | None = None
     for line in text.split("\n"):
@@ -88,7 +95,7 @@ def _plain_text(text: str, properties: bool) -> str:
         if opening:
             fence = opening.group(1)
             continue
-        kept = _plain_line(line, properties)
+        kept = _plain_line(line, properties, urls)
         if kept is not None:
             out.append(kept)
     return "\n".join(out)
@@ -116,23 +123,25 @@ _BLOCK_START = frozenset("#>-*+|:=_")
 org block) starts with; digits too (ordered lists, properties)."""
 
 
-def _plain_line(line: str, properties: bool = False) -> str | None:
+def _plain_line(
+    line: str, properties: bool = False, urls: frozenset[str] = frozenset()
+) -> str | None:
     """The line as plain text, or None when nothing of it is shown."""
     first = line[:1]
     if first.isspace():
         first = line.lstrip()[:1]
     if not first or (first not in _BLOCK_START and not first.isdigit() and "::" not in line):
-        return _inline(line)  # prose: no line-level construct can match
-    return _line_constructs(line, properties)
+        return _inline(line, urls)  # prose: no line-level construct can match
+    return _line_constructs(line, properties, urls)
 
 
-def _line_constructs(line: str, properties: bool) -> str | None:
+def _line_constructs(line: str, properties: bool, urls: frozenset[str] = frozenset()) -> str | None:
     """:func:`_plain_line` with every line-level rule tried."""
     if _PROPERTY_RE.match(line):
         parts = _PROPERTY_PARTS_RE.match(line)
         if not properties or parts is None:
             return None
-        return f"{parts.group(1)}: {_inline(parts.group(2))}"
+        return f"{parts.group(1)}: {_inline(parts.group(2), urls)}"
     if _TABLE_RULE_RE.match(line) or _RULE_RE.match(line) or _ORG_BLOCK_RE.match(line):
         return None
     if _EMPTY_BULLET_RE.match(line):
@@ -149,15 +158,16 @@ def _line_constructs(line: str, properties: bool) -> str | None:
             # A Logseq bullet holding a heading: "- ## Part".
             line = line.lstrip()
             line = line[_HEADING_RE.match(line).end() :]  # type: ignore[union-attr]
-    return _inline(line)
+    return _inline(line, urls)
 
 
 _MARKUP = frozenset("`\\<[(!*_~=|")
 """Characters some inline rule starts with: a line without any is its own plain text."""
 
 
-def _inline(line: str) -> str:
-    """Inline markup removed; code spans keep their text exactly."""
+def _inline(line: str, urls: frozenset[str] = frozenset()) -> str:
+    """Inline markup removed; code spans keep their text exactly; a link to one of ``urls``
+    keeps its address after its text."""
     if _MARKUP.isdisjoint(line):
         return line
     spans: list[str] = []
@@ -182,8 +192,9 @@ def _inline(line: str) -> str:
         line = _BLOCK_REF_RE.sub("", line)
     if "[" in line:
         line = _WIKILINK_RE.sub(lambda m: display_text(m.group(1)), line)
-        line = _IMAGE_RE.sub(r"\1", line)
-        line = _LINK_RE.sub(r"\1", line)
+        shown = functools.partial(_link_text, urls)
+        line = _IMAGE_RE.sub(shown, line)
+        line = _LINK_RE.sub(shown, line)
     if "<" in line:
         line = _AUTOLINK_RE.sub(r"\1", line)
         line = _TAG_RE.sub("", line)
@@ -199,3 +210,9 @@ def _inline(line: str) -> str:
     if spans:
         line = re.sub(f"{_CODE_MARK}(\\d+){_CODE_MARK}", lambda m: spans[int(m.group(1))], line)
     return line
+
+
+def _link_text(urls: frozenset[str], match: re.Match[str]) -> str:
+    """A link's text, and its address when it is one of ``urls``."""
+    url = (match.group(2) or "").strip()
+    return f"{match.group(1)} ({url})" if url and url in urls else match.group(1)

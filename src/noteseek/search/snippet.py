@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 from noteseek.analysis import Analyzer
-from noteseek.search.plain import plain_text
+from noteseek.search.plain import link_addresses, plain_text
 
 _SPACE_RE = re.compile(r"\s+")
 ELLIPSIS = "…"
@@ -123,6 +123,16 @@ def make_snippet(
             with_properties = plain_text(markdown, properties=True)
             if with_properties != text:
                 text = with_properties
+                spans = matched_spans(text, terms, prefixes, analyzer)
+        if not spans and "](" in markdown:
+            # A link shows its text, and its address only where the query matched it.
+            addresses = frozenset(
+                url
+                for url in link_addresses(markdown)
+                if matched_spans(url, terms, prefixes, analyzer)
+            )
+            if addresses:
+                text = plain_text(markdown, urls=addresses)
                 spans = matched_spans(text, terms, prefixes, analyzer)
     else:
         spans = matched_spans(text, terms, prefixes, analyzer)

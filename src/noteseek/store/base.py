@@ -25,17 +25,18 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias
 
 from noteseek.types import Clause, Filters, KeywordQuery, PreparedFile
+
+if TYPE_CHECKING:  # the protocols name numpy's types; opening a store does not load numpy
+    import numpy as np
+    import numpy.typing as npt
 
 MatchMode = Literal["all", "any"]
 VectorDType = Literal["float32", "float16"]
 
-RowIds = Sequence[int] | npt.NDArray[np.int64]
+RowIds: TypeAlias = "Sequence[int] | npt.NDArray[np.int64]"
 """Chunk rowids: a list, or an array (sorted when it comes from ``search/allowed.py``)."""
 
 ChangeToken = tuple[int, int]
@@ -478,6 +479,11 @@ class GraphStore(Protocol):
 
     def graph_edges(self) -> list[EdgeRow]:
         """Every edge, by the linking file's doc_id, then line, then order in the file."""
+        ...
+
+    def document_edges(self, file_id: int, doc_id: str) -> list[EdgeRow]:
+        """The edges of one document, in :meth:`graph_edges`'s order: those of the file
+        ``file_id`` and those that resolved to ``doc_id`` (its backlinks)."""
         ...
 
     def stored_communities(self) -> dict[int, int] | None:

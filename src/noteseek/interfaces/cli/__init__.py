@@ -10,20 +10,59 @@ before any of them loads: an agent runs it on every prompt.
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any
 
 __all__ = ["app", "main"]
 
 
+COMMANDS: dict[str, str] = {
+    "init": "indexing",
+    "index": "indexing",
+    "rebuild": "indexing",
+    "migrate": "indexing",
+    "search": "searching",
+    "memory": "memory",
+    "hook": "memory",
+    "get": "reading",
+    "links": "reading",
+    "graph": "reading",
+    "status": "reading",
+    "config": "reading",
+    "mcp": "serving",
+    "serve": "serving",
+    "watch": "serving",
+    "use": "indexes",
+    "indexes": "indexes",
+    "eval": "evaluate",
+}
+"""Each command and the module that registers it: a command loads its own module only, so
+``noteseek status`` does not import the evaluator, the server or the progress bars
+(tests/test_cli_starts.py checks this map against the registered commands)."""
+
+MODULES = ("evaluate", "indexes", "indexing", "memory", "reading", "searching", "serving")
+"""Every command module, in the order their commands are registered (and listed by --help)."""
+
+_VALUED = frozenset({"--config", "-c", "--index-dir", "--index"})
+"""The app's options that take a value, written before the command."""
+
+
 def main() -> None:
-    if sys.argv[1:2] == ["hook"]:
+    argv = sys.argv[1:]
+    if argv[:1] == ["hook"]:
         from noteseek.interfaces.cli.hook import run
 
-        sys.exit(run(sys.argv[2:]))
+        sys.exit(run(argv[1:]))
+    if argv == ["--version"]:
+        # What typer prints for --version, without loading typer, rich or the engine.
+        from noteseek.interfaces.cli.version import package_version
+
+        sys.stdout.write(f"noteseek {package_version()}\n")
+        return
     from noteseek.interfaces.cli.common import EXIT_INTERRUPTED, err
 
-    typer_app = _app()
+    typer_app = _app(command_module(argv))
     try:
         # One name however it is started (``python -m`` too): shell completion keys on it.
         typer_app(prog_name="noteseek")
@@ -32,15 +71,31 @@ def main() -> None:
         sys.exit(EXIT_INTERRUPTED)
 
 
-def _app() -> Any:
-    """The typer app with every command registered (each module registers its own)."""
-    import noteseek.interfaces.cli.evaluate
-    import noteseek.interfaces.cli.indexes
-    import noteseek.interfaces.cli.indexing
-    import noteseek.interfaces.cli.memory
-    import noteseek.interfaces.cli.reading
-    import noteseek.interfaces.cli.searching
-    import noteseek.interfaces.cli.serving  # noqa: F401
+def command_module(argv: list[str]) -> str | None:
+    """The module registering the command ``argv`` names, or None when every command must be
+    registered (help, completion, an unknown or missing command)."""
+    if any(name.endswith("_COMPLETE") for name in os.environ):
+        return None
+    at = 0
+    while at < len(argv):
+        word = argv[at]
+        if word in _VALUED:
+            at += 2
+        elif word.startswith("-"):
+            if word.split("=", 1)[0] not in _VALUED:
+                return None  # --help, --version with more, an unknown option: all of them
+            at += 1
+        else:
+            return COMMANDS.get(word)
+    return None
+
+
+def _app(module: str | None = None) -> Any:
+    """The typer app with the commands of ``module`` registered (every command's without)."""
+    import importlib
+
+    for name in MODULES if module is None else (module,):
+        importlib.import_module(f"noteseek.interfaces.cli.{name}")
     from noteseek.interfaces.cli.common import app
 
     return app

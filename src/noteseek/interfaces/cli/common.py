@@ -20,6 +20,7 @@ from rich.markup import escape
 from typer.core import TyperOption
 
 from noteseek.config import ConfigError
+from noteseek.interfaces.cli.version import package_version
 from noteseek.operations import NO_LIMITS, Context, ErrorKind, OperationError, execute, parse
 
 if TYPE_CHECKING:  # imported where used, so `noteseek mcp` starts without them
@@ -64,18 +65,6 @@ NO_INDEX = "no index yet: run `noteseek index <folder>` (or `noteseek init`)"
 class State:
     config_file: Path | None = None
     flags: dict[str, Any] = {}  # noqa: RUF012 - one CLI invocation per process
-
-
-def package_version() -> str:
-    """The installed package's version (the source's when run from a tree not installed)."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("noteseek")
-    except PackageNotFoundError:
-        from noteseek import __version__
-
-        return __version__
 
 
 def _print_version(asked: bool) -> None:
@@ -181,10 +170,16 @@ def call(ctx: Context, name: str, arguments: dict[str, Any], **options: Any) -> 
 def _from_argv(value: Any) -> Any:
     """Python decodes command-line bytes that are not UTF-8 into lone surrogates, which no
     door accepts as text; a person who typed them means to search anyway (U+FFFD each)."""
+    if isinstance(value, str):
+        return _text(value)
+    if isinstance(value, list):
+        return [_text(v) if isinstance(v, str) else v for v in value]
+    return value
+
+
+def _text(value: str) -> str:
+    if value.isascii():  # most arguments: the analyzer (regexes, the stemmer) stays unloaded
+        return value
     from noteseek.analysis import unicode_text
 
-    if isinstance(value, str):
-        return unicode_text(value)
-    if isinstance(value, list):
-        return [unicode_text(v) if isinstance(v, str) else v for v in value]
-    return value
+    return unicode_text(value)

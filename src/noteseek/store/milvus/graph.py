@@ -188,6 +188,10 @@ class MilvusGraph(MilvusCatalog):
             ordered.sort(key=lambda x: (x[0], x[1], x[2]))
             return [x[3] for x in ordered]
 
+    def document_edges(self, file_id: int, doc_id: str) -> list[EdgeRow]:
+        # Each file's edges are one row here: backlinks need every row read anyway.
+        return [e for e in self.graph_edges() if e.file_id == file_id or e.target == doc_id]
+
     def _doc_ids(self, file_ids: Iterable[int], d: GraphDelta | None) -> dict[int, str]:
         """The doc id of each of ``file_ids`` that is indexed (as ``d`` leaves it)."""
         ids = list(file_ids)

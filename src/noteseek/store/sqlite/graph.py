@@ -125,6 +125,15 @@ class SQLiteGraph(SQLiteCore):
         )
         return [EdgeRow(int(r[0]), r[1], r[2], r[3], int(r[4]), r[5], r[6]) for r in rows]
 
+    def document_edges(self, file_id: int, doc_id: str) -> list[EdgeRow]:
+        rows = self._q(
+            "SELECT e.file_id, e.target, e.target_id, e.type, e.line, e.anchor, e.context "
+            "FROM graph_edges e JOIN files f ON f.id = e.file_id "
+            "WHERE e.file_id = ? OR e.target = ? ORDER BY f.doc_id, e.line, e.ordinal",
+            (file_id, doc_id),
+        )
+        return [EdgeRow(int(r[0]), r[1], r[2], r[3], int(r[4]), r[5], r[6]) for r in rows]
+
     def stored_communities(self) -> dict[int, int] | None:
         if not self._q("SELECT 1 FROM meta WHERE key = ?", (COMMUNITIES_SET,)):
             return None

@@ -13,17 +13,23 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from noteseek.store.base import MatchMode
-from noteseek.store.sqlite import postings_search
 from noteseek.store.sqlite.core import SQLiteCore
-from noteseek.store.sqlite.postings import Ints
-from noteseek.store.sqlite.postings_state import PostingsState, Searchable
 from noteseek.store.sqlite.sql import filter_sql
 from noteseek.types import Clause, Filters, KeywordQuery, PreparedFile
+
+# The saved postings (numpy) load with the first search: `noteseek status`, `get` and `links`
+# open the store without them.
+if TYPE_CHECKING:
+    from noteseek.store.sqlite import postings_search
+    from noteseek.store.sqlite.postings import Ints
+    from noteseek.store.sqlite.postings_state import PostingsState, Searchable
+else:
+    from noteseek.lazy import LazyModule
+
+    postings_search = LazyModule("noteseek.store.sqlite.postings_search")
 
 PHRASES_KEPT = 256
 """Phrases whose rows a handle keeps until the index changes (a search asks for the same ones
@@ -39,8 +45,22 @@ class SQLiteKeywordIndex(SQLiteCore):
         self._common_version = -1
         self._common_writes = -1
         self._chunk_estimate = 0
-        self._postings_state = PostingsState(Path(path).parent)
+        self._postings_folder = Path(path).parent
+        self._postings_kept: PostingsState | None = None
         super().__init__(path, readonly=readonly)
+
+    @property
+    def _postings_state(self) -> PostingsState:
+        """The saved postings' state of this handle, made with its first use."""
+        if self._postings_kept is None:
+            from noteseek.store.sqlite.postings_state import PostingsState
+
+            self._postings_kept = PostingsState(self._postings_folder)
+        return self._postings_kept
+
+    @_postings_state.setter
+    def _postings_state(self, state: PostingsState) -> None:
+        self._postings_kept = state  # tests and benches swap in another folder's
 
     def _postings(self, table: str, query: KeywordQuery, filters: Filters) -> Searchable | None:
         """The saved keyword postings to answer ``query`` with, or None (FTS5 answers)."""
@@ -57,6 +77,8 @@ class SQLiteKeywordIndex(SQLiteCore):
 
     def _phrase_rows(self, table: str) -> postings_search.PhraseRows:
         """FTS5's rows for a phrase of several words, kept while the index stays as it is."""
+        import numpy as np
+
         kept = self._postings_state.phrases
 
         def rows(words: tuple[str, ...], fields: tuple[str, ...]) -> Ints:
@@ -77,7 +99,8 @@ class SQLiteKeywordIndex(SQLiteCore):
 
     def close(self) -> None:
         with self._lock:
-            self._postings_state.discard()
+            if self._postings_kept is not None:
+                self._postings_kept.discard()
         super().close()
 
     def _after_run(self) -> None:

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from noteseek.store.ann import InMemoryVectorIndex
 from noteseek.store.base import VectorDType
 from noteseek.store.sqlite.core import SQLiteCore
 from noteseek.store.sqlite.sql import IN_BATCH
+
+if TYPE_CHECKING:  # the vector index (numpy) loads with the first vector search
+    from noteseek.store.ann import InMemoryVectorIndex
 
 
 class SQLiteVectors(SQLiteCore):
@@ -132,6 +135,8 @@ class SQLiteVectors(SQLiteCore):
         their own read-only connection. It maps the state saved in the index folder when that
         matches the store, and saves it there when ``may_save`` says so (store/ann_saved.py)."""
         path, cls = self.path, type(self)
+        from noteseek.store.ann import InMemoryVectorIndex
+
         return InMemoryVectorIndex(
             self,
             model,
