@@ -81,7 +81,14 @@ def test_the_facade_keeps_every_method_and_signature(tmp_path: Path) -> None:
     write(tmp_path / "notes" / "a.md", "# A\n\nalpha\n")
     with engine_for(project(tmp_path, {"notes": tmp_path / "notes"})) as engine:
         public = {n for n in dir(Engine) if not n.startswith("_")}
-        assert public == {*METHODS, "store", "index_exists", "model_id", "memories"}
+        assert public == {
+            *METHODS,
+            "store",
+            "index_exists",
+            "model_id",
+            "memories",
+            "location",
+        }
         for name, signature in METHODS.items():
             method = getattr(engine, name)
             assert callable(method), name

@@ -17,8 +17,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import urllib.error
-import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -99,6 +97,9 @@ def find(project_file: Path) -> Server | None:
 def ask(server: Server, route: str, body: dict[str, Any], *, timeout: float) -> dict[str, Any]:
     """POST ``body`` as JSON to ``route`` of ``server``; its JSON answer.
     :class:`Unreachable` when it does not answer in ``timeout`` seconds or answers an error."""
+    import urllib.error
+    import urllib.request
+
     request = urllib.request.Request(
         server.url + route,
         data=json.dumps(body).encode("utf-8"),

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from noteseek.search.typos import Correction, did_you_mean
 from noteseek.types import Hit
+
+if TYPE_CHECKING:  # the analyzer's users load with a search, not with `noteseek status`
+    from noteseek.search.typos import Correction
 
 
 class NotFound(LookupError):
@@ -40,6 +42,8 @@ class SearchResponse:
     @property
     def did_you_mean(self) -> str:
         """The query with each corrected word replaced by its best alternative ('' if none)."""
+        from noteseek.search.typos import did_you_mean
+
         return did_you_mean(self.query, self.corrections)
 
     def spelling(self) -> dict[str, Any]:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from noteseek.operations import memory, memory_hooks
+from typing import Any
+
+from noteseek.operations import memory
+from noteseek.operations.context import Context
 from noteseek.operations.errors import ErrorKind
 from noteseek.operations.memory_params import (
     AppendMemory,
@@ -28,6 +31,15 @@ from noteseek.operations.params import NoParams
 from noteseek.operations.results import SearchOut
 from noteseek.operations.spec import HttpRoute, Operation
 from noteseek.servers import RECALL_ROUTE
+
+
+def _recall_memories(ctx: Context, p: RecallPrompt) -> dict[str, Any]:
+    """``memory_hooks.recall_memories``, loaded with its first call (it loads the analyzer,
+    which a light command such as ``noteseek status`` never needs)."""
+    from noteseek.operations import memory_hooks
+
+    return memory_hooks.recall_memories(ctx, p)
+
 
 _WRITE_ERRORS: tuple[ErrorKind, ...] = ("invalid", "not_found", "conflict", "unavailable")
 _FILES = (
@@ -179,7 +191,7 @@ MEMORY_OPERATIONS: tuple[Operation, ...] = (
         "The memories an agent's prompt hook shows with a prompt (noteseek hook prompt).",
         RecallPrompt,
         RecallOut,
-        memory_hooks.recall_memories,
+        _recall_memories,
         True,
         ("invalid", "unavailable"),
         description="What `noteseek hook prompt` injects for a prompt: at most "
