@@ -78,6 +78,7 @@ def test_a_milvus_server_is_described_without_its_secrets(tmp_path: Path) -> Non
         "backend": "milvus",
         "uri": "https://milvus.example:19530/?token=***",
         "collection": "noteseek",
+        "location": "Milvus at https://milvus.example:19530/?token=*** (collections noteseek_*)",
     }
 
 

@@ -115,8 +115,10 @@ def _wait_for_parsing(run: _Run, timeout: float = 60.0) -> tuple[set[int], set[i
         workers = _workers(run.proc.pid)
     # A worker lets go of the inherited stdio once it is set up, just before it parses; a
     # spawned worker on a loaded machine may take seconds to import and get there (one that
-    # keeps them for good fails the assertion after this wait).
-    ready = time.monotonic() + 20
+    # keeps them for good fails the assertion after this wait). Not much longer: the run
+    # indexes its 3,000 files in about 10 s, and at 20 s a slow start let it finish before
+    # the signal came.
+    ready = time.monotonic() + 6
     while time.monotonic() < ready and any(_stdio(w) != {"/dev/null"} for w in workers):
         time.sleep(0.05)
     time.sleep(0.3)  # into their batches
