@@ -114,12 +114,11 @@ def _wait_for_parsing(run: _Run, timeout: float = 60.0) -> tuple[set[int], set[i
         time.sleep(0.05)
         workers = _workers(run.proc.pid)
     # A worker lets go of the inherited stdio once it is set up, just before it parses; a
-    # spawned worker on a loaded machine may take seconds to import and get there (one that
-    # keeps them for good fails the assertion after this wait). Not much longer: the run
-    # indexes its 3,000 files in about 10 s, and at 20 s a slow start let it finish before
-    # the signal came.
-    ready = time.monotonic() + 6
-    while time.monotonic() < ready and any(_stdio(w) != {"/dev/null"} for w in workers):
+    # spawned worker on a loaded machine may take seconds to import and get there. Parsing
+    # has begun once one has (one that keeps them for good fails the assertions after the
+    # signal). Waiting for all of them let a quick run (3,000 files in 7 s) finish first.
+    ready = time.monotonic() + 20
+    while time.monotonic() < ready and all(_stdio(w) != {"/dev/null"} for w in workers):
         time.sleep(0.05)
     time.sleep(0.3)  # into their batches
     return run.descendants(), workers
