@@ -104,6 +104,10 @@ def _workers(pid: int) -> set[int]:
     }
 
 
+def _sigint_as_default() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _wait_for_parsing(run: _Run, timeout: float = 60.0) -> tuple[set[int], set[int]]:
     """(all descendants, the workers) once two workers have taken up their first files."""
     deadline = time.monotonic() + timeout
@@ -160,6 +164,10 @@ def _started(args: list[str], cwd: Path, env: dict[str, str]) -> Iterator[_Run]:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
+            # As from a terminal: Ctrl-C not ignored. A process started with SIGINT ignored
+            # keeps ignoring it (Python installs no KeyboardInterrupt handler then), and a
+            # test worker may have been left ignoring it by an earlier test in its process.
+            preexec_fn=_sigint_as_default,
         )
     )
     try:
