@@ -25,6 +25,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 ENGINE_HOME = Path(
@@ -122,17 +123,25 @@ class Engine:
 
     def drop(self, prefix: str) -> None:
         """Drop every collection named ``prefix_*`` (a test's index, when it is done)."""
-        from pymilvus import MilvusClient
-
-        # The engine answers a client's keepalive pings with "too many pings" and drops the
-        # connection (gRPC's default server policy): this short-lived client sends none.
-        client = MilvusClient(uri=self.uri, timeout=10, grpc_options=NO_PINGS)
+        client = direct_client(self.uri)
         try:
             for name in client.list_collections():
                 if name.startswith(prefix + "_"):
                     client.drop_collection(name)
         finally:
             client.close()
+
+
+def direct_client(uri: str, timeout: float = 10) -> Any:
+    """A pymilvus client of the test's own to ``uri``.
+
+    The engine answers a client's keepalive pings with "too many pings" and drops the
+    connection (gRPC's default server policy), so this one sends none; and it dials a
+    connection of its own, since pymilvus shares one per address whatever the options, and
+    re-dials an idle shared one after a GetVersion probe this engine does not answer."""
+    from pymilvus import MilvusClient
+
+    return MilvusClient(uri=uri, timeout=timeout, grpc_options=NO_PINGS, dedicated=True)
 
 
 @contextlib.contextmanager

@@ -77,9 +77,7 @@ def spawn(args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.Popen[s
 
 def rows(uri: str, collection: str) -> int:
     """Rows in ``collection`` now (0 when it does not exist yet)."""
-    from pymilvus import MilvusClient
-
-    client = MilvusClient(uri=uri, timeout=5)
+    client = engines.direct_client(uri, timeout=5)
     try:
         if not client.has_collection(collection):
             return 0

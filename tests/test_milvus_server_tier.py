@@ -24,7 +24,7 @@ from noteseek.store.milvus.capabilities import (
 )
 from noteseek.store.milvus.errors import milvus_errors
 from tests.helpers import project, run_cli, write, writer_elsewhere
-from tests.milvus_engine import Engine, free_port
+from tests.milvus_engine import Engine, direct_client, free_port
 from tests.test_serve import serve_env, serving
 
 NOTES = {
@@ -83,7 +83,7 @@ def test_the_engine_is_used_for_what_it_offers_and_status_says_what_was_chosen(
 def test_a_refusal_is_told_from_an_unreachable_server(milvus_engine: Engine) -> None:
     from pymilvus import MilvusClient
 
-    client = MilvusClient(uri=milvus_engine.uri, timeout=5)
+    client = direct_client(milvus_engine.uri, timeout=5)
     try:
         assert server_version(client) is None  # UNIMPLEMENTED: no version, no error
         with pytest.raises(milvus_errors()) as caught:

@@ -183,6 +183,10 @@ class MilvusCore:
             token=self.config.token,
             db_name=self.config.db_name,
             timeout=self.config.timeout,
+            # pymilvus 3 shares one connection per address among its clients, whatever their
+            # options, and checks an idle shared one with GetVersion (which some engines lack,
+            # so it was torn down and re-dialled): a handle owns its connection instead.
+            dedicated=True,
             **(LITE_CHANNEL if self.config.lite else {}),
         )
         try:
