@@ -20,23 +20,20 @@ Each conversation of the set (LoCoMo logs: ``queries.jsonl``, ``evidence.tsv``, 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
-import re
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 
 from door_parity import _project  # the same project per conversation (bench/ on the path)
 from noteseek.engine import open_engine
 from noteseek.eval.evidence import EvidenceSet, load_evidence_set
 from noteseek.operations.memory_hooks import recalled
+from serving import served
 
 DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
 DEFAULT_SET = DATA / "memory" / "locomo-dev"
@@ -123,7 +120,7 @@ def latency(
     ]
     out: dict[str, object] = {"cold": timed([run("prompt", p) for p in prompts])}
     if server:
-        with serving(folder, env):
+        with served(folder, env, folder / "serve.log", timeout=120):
             out["through_serve"] = timed([run("prompt", p) for p in prompts])
     return out
 
@@ -135,43 +132,6 @@ def timed(times: list[float]) -> dict[str, float]:
         "p50_ms": round(statistics.median(times), 1),
         "p95_ms": round(ordered[max(0, round(0.95 * len(ordered)) - 1)], 1),
     }
-
-
-@contextlib.contextmanager
-def serving(folder: Path, env: dict[str, str]) -> Iterator[None]:
-    """``noteseek serve`` for the project, ready (its first reconcile done); stopped by PID."""
-    log = folder / "serve.log"
-    with log.open("w") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "noteseek.interfaces.cli", "serve", "--port", "0"],
-            cwd=folder,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
-    try:
-        deadline = time.monotonic() + 120
-        url = ""
-        while not url:
-            found = re.search(r"listening on (http://\S+?) ", log.read_text())
-            url = found.group(1) if found else ""
-            if time.monotonic() > deadline or proc.poll() is not None:
-                sys.exit(f"noteseek serve did not start:\n{log.read_text()}")
-            time.sleep(0.05)
-        while True:
-            try:
-                with urllib.request.urlopen(url + "/status", timeout=10) as answer:
-                    if json.loads(answer.read())["status"] == "ready":
-                        break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                sys.exit(f"noteseek serve was never ready:\n{log.read_text()}")
-            time.sleep(0.1)
-        yield
-    finally:
-        proc.terminate()
-        proc.wait(30)
 
 
 def main() -> None:

@@ -29,8 +29,6 @@ import argparse
 import json
 import multiprocessing
 import os
-import re
-import signal
 import statistics
 import subprocess
 import sys
@@ -41,6 +39,8 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+
+from serving import served
 
 REPO = Path(__file__).resolve().parent.parent
 TOPICS = [
@@ -89,16 +89,6 @@ def fill(folder: Path, count: int) -> None:
         if (i + 1) % 1000 == 0:
             print(f"  created {i + 1:>6}: this thousand {percentiles(times[-1000:])} ms")
     print(f"created {count} memories in process in {time.perf_counter() - started:.0f} s")
-
-
-def wait_for(check: Any, timeout: float, step: float = 0.2) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = check()
-        if value:
-            return value
-        time.sleep(step)
-    raise RuntimeError(f"not ready within {timeout} s")
 
 
 def _writer_process(url: str, tag: str, clients: int, each: int, out: str) -> None:
@@ -159,25 +149,9 @@ def main() -> int:
         t = time.perf_counter()
         subprocess.run([*cli, "index"], cwd=folder, env=env, check=True, capture_output=True)
         print(f"indexed in {time.perf_counter() - t:.0f} s")
-        log_path = base / "serve.log"
-        with log_path.open("w") as log:
-            server = subprocess.Popen(
-                [*cli, "serve", "--port", "0"], cwd=folder, env=env, stdout=log, stderr=log
-            )
-        code = None
-        try:
-            url = wait_for(
-                lambda: (
-                    (m := re.search(r"listening on (http://\S+?) ", log_path.read_text()))
-                    and m.group(1)
-                ),
-                60,
-                0.05,
-            )
+        with served(folder, env, base / "serve.log", timeout=900) as server:
+            url, status = server.url, server.status
             with httpx.Client(base_url=url, timeout=60) as client:
-                status = wait_for(
-                    lambda: (s := client.get("/status").json())["status"] == "ready" and s, 900
-                )
                 print(f"serving {url}: {status['documents']} documents")
                 for i in range(10):
                     body = {"name": f"warm/w{i}", "content": text_of(i, "warm.")}
@@ -219,13 +193,7 @@ def main() -> int:
                 )
                 for r in bad[:5]:
                     print("  ", r["status"], r["detail"])
-        finally:
-            server.send_signal(signal.SIGTERM)
-            try:
-                code = server.wait(60)
-            except subprocess.TimeoutExpired:
-                server.kill()
-                code = server.wait()
+        code = server.code
         print(f"server (pid {server.pid}) exited {code}")
         return 0 if code == 0 else 1
 

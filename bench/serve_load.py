@@ -30,7 +30,6 @@ import asyncio
 import json
 import os
 import random
-import re
 import signal
 import subprocess
 import sys
@@ -49,6 +48,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "bench"))
 from hybrid_latency import store_random_vectors  # noqa: E402
 from index_scale import DEFAULT_TGZ, sample_queries, unpack  # noqa: E402
+from serving import served, wait_idle  # noqa: E402
 
 NATURAL = [
     "how do I create a new user account in active directory",
@@ -192,28 +192,6 @@ def dump_stacks(server: subprocess.Popen[bytes], seconds: float) -> None:
             server.send_signal(signal.SIGUSR1)
 
 
-def wait_for(check: Any, timeout: float, step: float = 0.5) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = check()
-        if value:
-            return value
-        time.sleep(step)
-    raise RuntimeError(f"not ready within {timeout} s")
-
-
-def wait_idle(pid: int, timeout: float = 600.0) -> float:
-    """Wait until the server's CPU use stays under 10% of a core for 3 s; returns the wait."""
-    proc = psutil.Process(pid)
-    started = time.monotonic()
-    quiet = 0
-    proc.cpu_percent(None)
-    while time.monotonic() - started < timeout and quiet < 3:
-        time.sleep(1.0)
-        quiet = quiet + 1 if proc.cpu_percent(None) < 10 else 0
-    return time.monotonic() - started
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--tgz", type=Path, default=DEFAULT_TGZ)
@@ -277,45 +255,27 @@ def main() -> int:
             count = random_vectors(folder, env)
             print(f"stored {count} random unit vectors in {time.perf_counter() - t:.1f} s")
         mix = request_mix(corpus, vectors)
-        log_path = tmpdir / "serve.log"
-        with log_path.open("w") as log:
-            server = subprocess.Popen(
-                [*cli, "serve", "--port", "0"], cwd=folder, env=env, stdout=log, stderr=log
-            )
-        try:
-            url = wait_for(
-                lambda: (
-                    (m := re.search(r"listening on (http://\S+?) ", log_path.read_text()))
-                    and m.group(1)
-                ),
-                60,
-                0.05,
+        with served(folder, env, tmpdir / "serve.log") as server:
+            url, status = server.url, server.status
+            print(
+                f"serving {url}: {status['documents']} documents, {status['chunks']} "
+                f"sections, embedding {status['embedding']['embedded']}/"
+                f"{status['embedding']['total']}"
             )
             with httpx.Client(base_url=url, timeout=120) as client:
-                status = wait_for(
-                    lambda: (s := client.get("/status").json())["status"] == "ready" and s,
-                    600,
-                )
-                print(
-                    f"serving {url}: {status['documents']} documents, {status['chunks']} "
-                    f"sections, embedding {status['embedding']['embedded']}/"
-                    f"{status['embedding']['total']}"
-                )
                 t = time.perf_counter()
                 for _route, body in mix[:30]:
                     client.post("/query_documents", json=body).raise_for_status()
-                idle = wait_idle(server.pid)
+                idle = wait_idle(server.pid, 600)
                 print(
                     f"warm-up 30 queries, then idle after {time.perf_counter() - t:.0f} s "
                     f"(waited {idle:.0f} s for background work)"
                 )
                 rss = psutil.Process(server.pid).memory_info().rss
-            dumper = None
             if args.stacks:
-                dumper = threading.Thread(
-                    target=dump_stacks, args=(server, args.seconds), daemon=True
-                )
-                dumper.start()
+                threading.Thread(
+                    target=dump_stacks, args=(server.process, args.seconds), daemon=True
+                ).start()
             load, job, elapsed = asyncio.run(
                 run_load(url, mix[30:], args.clients, args.seconds, not args.no_reindex)
             )
@@ -330,13 +290,7 @@ def main() -> int:
                 jobs = {j["id"]: j for j in status["service"]["jobs"]}
             except httpx.HTTPError as exc:
                 print(f"GET /status after the load failed: {type(exc).__name__}")
-        finally:
-            server.send_signal(signal.SIGTERM)
-            try:
-                code = server.wait(60)
-            except subprocess.TimeoutExpired:
-                server.kill()
-                code = server.wait()
+        code = server.code
         if job is not None:
             print(describe_job(jobs.get(job["id"])))
         print(f"server RSS before {rss / 1e6:.0f} MB, after {peak_rss / 1e6:.0f} MB")

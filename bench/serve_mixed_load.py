@@ -49,6 +49,8 @@ import httpx
 import numpy as np
 import psutil
 
+from serving import served, wait_idle
+
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_VAULT = REPO.parent / "shared" / "data" / "hugo-docs-kis" / "vault"
 TITLE = re.compile(r"^title:\s*['\"]?(.+?)['\"]?\s*$", re.M)
@@ -174,28 +176,6 @@ def sample_rss(pid: int, stop: threading.Event, run: Run, t0: float) -> None:
         run.rss.append((time.perf_counter() - t0, own, total))
 
 
-def wait_for(check: Any, timeout: float, step: float = 0.2) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = check()
-        if value:
-            return value
-        time.sleep(step)
-    raise RuntimeError(f"not ready within {timeout} s")
-
-
-def wait_idle(pid: int, timeout: float = 300.0) -> float:
-    """Wait until the server's CPU use stays under 10% of a core for 3 s; returns the wait."""
-    proc = psutil.Process(pid)
-    started = time.monotonic()
-    quiet = 0
-    proc.cpu_percent(None)
-    while time.monotonic() - started < timeout and quiet < 3:
-        time.sleep(1.0)
-        quiet = quiet + 1 if proc.cpu_percent(None) < 10 else 0
-    return time.monotonic() - started
-
-
 def summary(run: Run, elapsed: float, rss_start: int, load_before: str, load_after: str) -> dict:
     kinds: dict[str, dict[str, Any]] = {}
     groups = {"search": ["search"], "write": ["create", "append"]}
@@ -309,31 +289,18 @@ def main() -> int:
         )
         print(f"indexed {args.vault} keyword-only in {time.perf_counter() - t:.1f} s")
         log_path = work / "serve.log"
-        with log_path.open("w") as log:
-            server = subprocess.Popen(
-                [*cli, "serve", "--port", "0"], cwd=folder, env=env, stdout=log, stderr=log
-            )
         spy = None
         run = Run(pause=args.pause)
-        try:
-            url = wait_for(
-                lambda: (
-                    (m := re.search(r"listening on (http://\S+?) ", log_path.read_text()))
-                    and m.group(1)
-                ),
-                60,
-                0.05,
-            )
+        with served(
+            folder,
+            env,
+            log_path,
+            ready=lambda s: s["status"] == "ready" and s["documents"] > 0,
+            timeout=300,
+        ) as server:
+            url, status = server.url, server.status
+            print(f"serving {url}: {status['documents']} documents, {status['chunks']} chunks")
             with httpx.Client(base_url=url, timeout=120) as client:
-                status = wait_for(
-                    lambda: (
-                        (s := client.get("/status").json())["status"] == "ready"
-                        and s["documents"] > 0
-                        and s
-                    ),
-                    300,
-                )
-                print(f"serving {url}: {status['documents']} documents, {status['chunks']} chunks")
                 rng = random.Random(7)
                 for _ in range(30):
                     client.post("/query_documents", json={"query": rng.choice(queries)})
@@ -367,7 +334,6 @@ def main() -> int:
             cpu = cpu_after.user + cpu_after.system - cpu_before.user - cpu_before.system
             mine_after = psutil.Process().cpu_times()
             mine = mine_after.user + mine_after.system - mine_before.user - mine_before.system
-        finally:
             if spy is not None:
                 spy.send_signal(signal.SIGINT)
                 try:
@@ -375,12 +341,7 @@ def main() -> int:
                 except subprocess.TimeoutExpired:
                     spy.kill()
                     spy.wait()
-            server.send_signal(signal.SIGTERM)
-            try:
-                code = server.wait(60)
-            except subprocess.TimeoutExpired:
-                server.kill()
-                code = server.wait()
+        code = server.code
         out = summary(run, elapsed, rss_start, load_before, load_after)
         out["server_exit"] = code
         out["server_cores"] = round(cpu / elapsed, 2)

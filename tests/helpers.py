@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -38,6 +39,26 @@ def write(path: Path, text: str, mtime: float | None = None) -> Path:
     if mtime is not None:
         os.utime(path, (mtime, mtime))
     return path
+
+
+def indexed_notes(tmp: Path, notes: dict[str, str]) -> Path:
+    """A project over one root ``n`` of ``notes`` (file name to text), indexed; its folder."""
+    for name, text in notes.items():
+        write(tmp / "notes" / name, text)
+    folder = project(tmp, {"n": tmp / "notes"})
+    with engine_for(folder) as engine:
+        engine.index()
+    return folder
+
+
+@contextmanager
+def refused_port() -> Iterator[int]:
+    """A loopback port that refuses connections for as long as the block lasts: bound by this
+    process and never listened on, so no server started meanwhile (a test's Milvus engine on a
+    free port) can take it."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        yield int(s.getsockname()[1])
 
 
 def paths(hits: list[Any]) -> list[str]:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import socket
 import sys
 from pathlib import Path
 from typing import Any
@@ -21,7 +20,7 @@ from noteseek.operations import NO_LIMITS, Context, OperationError, execute, par
 from noteseek.store.base import Store
 from noteseek.store.factory import open_store
 from tests.conftest import EXAMPLE_VAULT
-from tests.helpers import engine_for, project, run_cli, writer_elsewhere
+from tests.helpers import engine_for, project, refused_port, run_cli, writer_elsewhere
 
 QUERIES = ("redis cache expiry", "project roadmap decisions", "how do we deploy the service")
 MODES = ("keyword", "semantic", "hybrid")
@@ -160,12 +159,6 @@ def test_a_target_that_holds_an_index_is_refused_unless_replaced(tmp_path: Path)
         copy.close()
 
 
-def refused_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.mark.parametrize(
     ("to", "kind", "words"),
     [
@@ -175,15 +168,15 @@ def refused_port() -> int:
         ("ftp://example.invalid/x", "invalid", "starts with http:// or https://"),
         ("milvus:{tmp}/lite", "invalid", "ends in .db"),
         ("  ", "invalid", "--to is empty"),
-        (f"http://127.0.0.1:{refused_port()}", "unavailable", "check --to"),
+        ("http://127.0.0.1:{refused}", "unavailable", "check --to"),
     ],
     ids=["same", "sqlite file", "source file", "scheme", "lite name", "empty", "unreachable"],
 )
 def test_errors_say_what_to_fix(tmp_path: Path, to: str, kind: str, words: str) -> None:
     folder = project(tmp_path, {"vault": small_vault(tmp_path)})
-    with engine_for(folder) as engine:
+    with engine_for(folder) as engine, refused_port() as port:
         engine.index()
-        target = to.format(idx=engine.index_dir, tmp=tmp_path)
+        target = to.format(idx=engine.index_dir, tmp=tmp_path, refused=port)
         with pytest.raises(OperationError) as failed:
             migrate(engine, to=target)
     assert failed.value.kind == kind

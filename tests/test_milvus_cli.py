@@ -4,14 +4,13 @@ precise error every kind of unusable Milvus gives (exit 3, the setting named, no
 from __future__ import annotations
 
 import json
-import socket
 from pathlib import Path
 
 import pytest
 
 from noteseek.engine import SearchRequest
 from tests.conftest import EXAMPLE_VAULT
-from tests.helpers import engine_for, project, run_cli
+from tests.helpers import engine_for, project, refused_port, run_cli
 
 
 def milvus_env(uri: str, **more: str) -> dict[str, str]:
@@ -88,27 +87,22 @@ def test_an_index_run_leaves_milvus_lite_searching_sealed_segments(tmp_path: Pat
         engine.close()
 
 
-def refused_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])  # closed again: nothing listens there
-
-
 @pytest.mark.parametrize(
     ("uri", "words"),
     [
-        (f"http://127.0.0.1:{refused_port()}", "milvus.uri"),
+        ("http://127.0.0.1:{refused}", "milvus.uri"),
         ("ftp://example.invalid/x", "milvus.uri"),
     ],
     ids=["refused connection", "wrong scheme"],
 )
 def test_an_unusable_milvus_is_one_precise_error(tmp_path: Path, uri: str, words: str) -> None:
-    env = milvus_env(uri, NOTESEEK_MILVUS__TOKEN="user:secret-password")
-    for args in (["index", str(EXAMPLE_VAULT)], ["search", "redis"], ["status"]):
-        proc = run_cli(args, tmp_path, env, code=3)
-        said = proc.stdout + proc.stderr
-        assert words in said and "cannot be used" in said
-        assert "Traceback" not in said and "secret-password" not in said
+    with refused_port() as port:
+        env = milvus_env(uri.format(refused=port), NOTESEEK_MILVUS__TOKEN="user:secret-password")
+        for args in (["index", str(EXAMPLE_VAULT)], ["search", "redis"], ["status"]):
+            proc = run_cli(args, tmp_path, env, code=3)
+            said = proc.stdout + proc.stderr
+            assert words in said and "cannot be used" in said
+            assert "Traceback" not in said and "secret-password" not in said
 
 
 def test_a_lite_file_held_by_another_process_is_named(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ from noteseek.analysis import get_analyzer
 from noteseek.engine import SearchRequest
 from noteseek.indexing.manifest import SPEC_VERSION
 from tests.git_repos import Repo
-from tests.helpers import engine_for, paths, project, write
+from tests.helpers import engine_for, indexed_notes, paths, project
 
 NOTES = {
     # Longer than the prose note, so only the field weight can put the prose note first.
@@ -25,13 +25,7 @@ NOTES = {
 
 @pytest.fixture(scope="module")
 def vault(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    tmp = tmp_path_factory.mktemp("words")
-    for name, text in NOTES.items():
-        write(tmp / "notes" / name, text)
-    folder = project(tmp, {"n": tmp / "notes"})
-    with engine_for(folder) as engine:
-        engine.index()
-    return folder
+    return indexed_notes(tmp_path_factory.mktemp("words"), NOTES)
 
 
 def keyword(folder: Path, query: str) -> list[str]:

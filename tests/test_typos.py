@@ -25,7 +25,7 @@ from noteseek.search.spelling import (
     osa_distance,
 )
 from noteseek.search.typos import Correction, did_you_mean
-from tests.helpers import engine_for, paths, project, run_cli, write
+from tests.helpers import engine_for, indexed_notes, paths, run_cli
 
 NOTES = {
     "procrastination.md": "# Procrastination\n\nPutting things off until tomorrow.\n",
@@ -40,13 +40,7 @@ NOTES = {
 
 @pytest.fixture(scope="module")
 def vault(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    tmp = tmp_path_factory.mktemp("typos")
-    for name, text in NOTES.items():
-        write(tmp / "notes" / name, text)
-    folder = project(tmp, {"n": tmp / "notes"})
-    with engine_for(folder) as engine:
-        engine.index()
-    return folder
+    return indexed_notes(tmp_path_factory.mktemp("typos"), NOTES)
 
 
 def search(folder: Path, query: str, **flags: object) -> object:

@@ -174,14 +174,19 @@ def start_server(base: Path, **env: str) -> Server:
     return Server(folder, serve_env(base / "home", **env)).start()
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    running = start_server(tmp_path_factory.mktemp("web"))
+def indexed_server(base: Path) -> Iterator[Server]:
+    """The page's server over the test vault, indexed; stopped afterwards."""
+    running = start_server(base)
     try:
         running.wait_indexed()
         yield running
     finally:
         running.stop()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    yield from indexed_server(tmp_path_factory.mktemp("web"))
 
 
 # -- the browser -------------------------------------------------------------------------------

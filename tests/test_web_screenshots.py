@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import REPO
-from tests.test_web import CHROMIUM, CHROMIUM_ARGS, WAIT_MS, Server, _need_chromium, start_server
+from tests.test_web import CHROMIUM, CHROMIUM_ARGS, WAIT_MS, Server, _need_chromium, indexed_server
 
 SHOTS = REPO / "build" / "screenshots"
 SIZES = {"desktop": (1280, 900), "phone": (390, 844)}
@@ -26,12 +26,7 @@ QUERY = "redis ttl"
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    running = start_server(tmp_path_factory.mktemp("shots"))
-    try:
-        running.wait_indexed()
-        yield running
-    finally:
-        running.stop()
+    yield from indexed_server(tmp_path_factory.mktemp("shots"))
 
 
 @pytest.fixture(scope="module")

@@ -6,8 +6,9 @@ MCP server and HTTP API, are thin layers over it.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from noteseek.lazy import lazy_exports
 
 __version__ = "0.1.0"
 
@@ -41,13 +42,7 @@ if TYPE_CHECKING:
     from noteseek.types import Chunk, Hit, Link, ParsedDocument
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'noteseek' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _EXPORTS, globals())
 
 
 __all__ = [

@@ -56,3 +56,19 @@ class LazyModule:
         if attribute.startswith("__"):
             raise AttributeError(attribute)
         return getattr(importlib.import_module(self.module_name), attribute)
+
+
+def lazy_exports(package: str, exports: dict[str, str], namespace: dict[str, Any]) -> Any:
+    """A package's module ``__getattr__`` (PEP 562): each name in ``exports`` is imported
+    from the module it maps to on first use and kept in ``namespace`` (the package's
+    globals), so importing the package loads none of them."""
+
+    def __getattr__(name: str) -> Any:
+        module = exports.get(name)
+        if module is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(module), name)
+        namespace[name] = value
+        return value
+
+    return __getattr__

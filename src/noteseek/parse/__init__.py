@@ -6,8 +6,9 @@ The names below load with their first use: a submodule that needs no parser
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from noteseek.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from noteseek.parse.markdown import parse_markdown
@@ -31,13 +32,7 @@ _EXPORTS = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'noteseek.parse' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _EXPORTS, globals())
 
 
 __all__ = [

@@ -96,6 +96,11 @@ def content_words(text: str, analyzer: Analyzer) -> list[str]:
     return list(seen)
 
 
+def function_word_count(text: str) -> int:
+    """How many of the words of ``text`` are function words (repeats counted)."""
+    return sum(word in FUNCTION_WORDS for word in _WORD_RE.findall(text.casefold()))
+
+
 def has_words(text: str) -> bool:
     """Whether ``text`` holds a letter or digit at all (``?!.`` does not)."""
     return _WORD_RE.search(text) is not None

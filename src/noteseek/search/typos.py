@@ -20,7 +20,7 @@ from typing import Any
 
 from noteseek.analysis import Analyzer, fold, split_identifier
 from noteseek.search.query import PIECE_RE
-from noteseek.search.relevance import FUNCTION_WORDS, content_words
+from noteseek.search.relevance import FUNCTION_WORDS, content_words, function_word_count
 from noteseek.search.spelling import Alternative, Spelling, correctable, osa_distance
 from noteseek.store.base import KeywordIndex
 from noteseek.types import Clause, KeywordQuery
@@ -39,7 +39,6 @@ LoCoMo questions, corrections without this rule and with function words correcte
 -> ``do``, ``done``) cost 3 of 230 questions their answer in the top 5; with them, 1; no note
 dev set moved (docs/evaluation.md)."""
 SENTENCE_GLUE = 2
-_GLUE_RE = re.compile(r"[^\W\d_]+")
 _WORD_RE = re.compile(r"^\W*([^\W\d_]+)\W*$")
 _TEXT_WORD_RE = re.compile(r"[^\W\d_]{3,}")
 
@@ -180,8 +179,10 @@ def _sentence(text: str, analyzer: Analyzer) -> bool:
     """Whether ``text`` reads as a question or a sentence (see :data:`SENTENCE_WORDS`)."""
     if analyzer.language != "english":
         return False
-    glue = sum(w in FUNCTION_WORDS for w in _GLUE_RE.findall(text.casefold()))
-    return glue >= SENTENCE_GLUE and len(content_words(text, analyzer)) >= SENTENCE_WORDS
+    return (
+        function_word_count(text) >= SENTENCE_GLUE
+        and len(content_words(text, analyzer)) >= SENTENCE_WORDS
+    )
 
 
 def _corrected(clause: Clause, corrections: dict[str, Correction]) -> Clause:

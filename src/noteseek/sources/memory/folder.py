@@ -385,9 +385,8 @@ class MemoryFolder(FolderFiles):
 
     def _digest(self, base: str, name: str) -> str | None:
         """The text key of the memory ``name`` as its file holds it (see ``table.py``); None
-        for a daily log, whose text (a day of entries) is never the text of one memory: an
-        append would otherwise hash the whole day's log again (a 550 KB log took 100 ms)."""
-        if fmt.memory_kind(f"{name}.md") == "daily":
+        where the file is not one memory's text (``format.holds_one_text``)."""
+        if not fmt.holds_one_text(fmt.memory_kind(f"{name}.md")):
             return None
         try:
             real = self._resolve(base, name)[1]
@@ -440,7 +439,7 @@ class MemoryFolder(FolderFiles):
             return held.table.find_text(text_key(fmt.core_text(text)))
         want = fmt.normalise(fmt.core_text(text))
         for name, apparent, real, kind, _ in self._memory_files(held.base, False, []):
-            if kind == "daily":  # as the table: a day's log is never one memory's text
+            if not fmt.holds_one_text(kind):  # as the table
                 continue
             try:
                 record = self._record(apparent, real, name, kind, False)
