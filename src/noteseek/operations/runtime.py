@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from noteseek.heap import limit_arenas
+from noteseek.heap import tune_for_server
 from noteseek.operations.context import AGENT_LIMITS, Context, Limits
 from noteseek.operations.errors import OperationError, Unavailable, as_operation_error
 from noteseek.operations.params import Params, parse_arguments
@@ -165,7 +165,7 @@ class Runtime:
         is a server, whose threads share two malloc arenas (``noteseek/heap.py``) and whose
         heap is settled (:func:`settle_heap`) once the index is open."""
         if settle:
-            limit_arenas()  # before the server's threads start (noteseek/heap.py)
+            tune_for_server()  # before the server's threads start (noteseek/heap.py)
         self.load_config = load_config
         self.watch = watch
         self.command = command
