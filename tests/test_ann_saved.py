@@ -191,7 +191,8 @@ def test_updates_over_a_mapped_graph_equal_exact_search(notes_engine: Engine) ->
         notes_engine.index()
         vectors = fill_vectors(notes_engine, seed=10 + step)
         assert top(writer, 20 + step) == brute_force(vectors, query(20 + step), 10)
-        assert writer.wait_for_hnsw(60)  # the mapped graph copied and brought up to date
+        # the mapped graph copied and brought up to date
+        assert writer.wait_for_hnsw(60), (step, writer.hnsw_error, writer.refresh_error)
         for seed in range(5):
             assert top(writer, 30 + seed) == brute_force(vectors, query(30 + seed), 10)
     # Once writes are quiet, the writer saves again, and a fresh process maps the new state.
