@@ -342,6 +342,34 @@ def test_a_prompt_hook_asks_the_projects_running_server(folder: Path, tmp_path: 
         assert not list(registry.glob("*.json"))
 
 
+def test_a_prompt_hook_sends_a_token_servers_token(folder: Path, tmp_path: Path) -> None:
+    """A server that requires an API token registers it (in its user-only file), and the hook
+    sends it: the answer comes from the server, which refuses the route without it."""
+    from noteseek import servers
+    from tests.test_serve import serve_env, serving
+
+    token = "hook-token-of-a-decent-length"
+    env = serve_env(tmp_path / "home", NOTESEEK_SERVE__TOKEN=token)
+    asked = {**common(folder, "UserPromptSubmit"), "prompt": "how often do refresh tokens rotate?"}
+    silent = {**env, "NOTESEEK_HOOKS__PROMPT_RESULTS": "0"}
+    registry = tmp_path / "home" / "data" / "noteseek" / servers.SERVERS_DIR
+    with serving(folder, env=env) as server:
+        bearer = {"Authorization": f"Bearer {token}"}
+        with server.client(headers=bearer) as client:
+            server.wait_ready(client)
+        with server.client() as anonymous:
+            refused = anonymous.post("/memories/recall", json={"prompt": asked["prompt"]})
+        assert refused.status_code == 401
+        (entry,) = registry.glob("*.json")
+        assert oct(entry.stat().st_mode & 0o777) == "0o600"
+        out = hook_with(silent, "prompt", asked)
+        assert "auth-tokens.md:" in out and "every 7 days" in out
+        # A wrong token in the entry: the server refuses, the hook answers by itself (nothing,
+        # with these settings), one line on stderr at most, exit 0.
+        entry.write_text(entry.read_text().replace(token, "not-the-token-at-all-really"))
+        assert hook_with(silent, "prompt", asked) == ""
+
+
 def test_the_recall_route_validates_its_prompt(folder: Path, tmp_path: Path) -> None:
     from noteseek.servers import PROMPT_CHARS
     from tests.test_serve import serve_env, serving

@@ -3,10 +3,11 @@
 An agent's prompt hook is a fresh process, and opening the index is most of its time (importing
 the engine and the index's first reads: about 0.6 s cold on 2 cores). A ``noteseek serve`` of
 the same project holds the index open. So while it runs, each server keeps a small file in
-noteseek's data folder (``servers/<pid>.json``: its URL, its project file and its index folder),
-and a hook in a project with a running server asks it over loopback instead
-(``interfaces/cli/hook.py``). A file whose process is gone (killed, so it could not remove its
-file) is removed by the next look-up.
+noteseek's data folder (``servers/<pid>.json``: its URL, its project file, its index folder and,
+when it requires one, its API token), and a hook in a project with a running server asks it over
+loopback instead (``interfaces/cli/hook.py``). Only the user can read the file: it holds no more
+than the user's own configuration does. A file whose process is gone (killed, so it could not
+remove its file) is removed by the next look-up.
 
 Standard library only beyond :mod:`noteseek.places`: a hook reads this before any of the
 engine, the settings or the HTTP framework is imported.
@@ -39,6 +40,7 @@ class Server:
     url: str
     project_file: str
     index_dir: str
+    token: str | None = None
 
 
 class Unreachable(Exception):
@@ -49,15 +51,24 @@ def folder() -> Path:
     return data_dir() / SERVERS_DIR
 
 
-def register(url: str, project_file: Path, index_dir: Path, *, pid: int | None = None) -> Path:
-    """Say that this process serves ``project_file``'s index at ``url``; the file that says it
-    (remove it with :func:`unregister`). Only the user can read it."""
+def register(
+    url: str,
+    project_file: Path,
+    index_dir: Path,
+    *,
+    token: str | None = None,
+    pid: int | None = None,
+) -> Path:
+    """Say that this process serves ``project_file``'s index at ``url`` (asking for ``token``
+    when not None); the file that says it (remove it with :func:`unregister`). Only the user
+    can read it."""
     pid = os.getpid() if pid is None else pid
     entry = {
         "pid": pid,
         "url": url,
         "project_file": str(project_file.resolve()),
         "index_dir": str(index_dir.resolve()),
+        "token": token,
     }
     where = folder()
     where.mkdir(parents=True, exist_ok=True)
@@ -100,11 +111,11 @@ def ask(server: Server, route: str, body: dict[str, Any], *, timeout: float) -> 
     import urllib.error
     import urllib.request
 
+    headers = {"Content-Type": "application/json"}
+    if server.token is not None:
+        headers["Authorization"] = f"Bearer {server.token}"
     request = urllib.request.Request(
-        server.url + route,
-        data=json.dumps(body).encode("utf-8"),
-        headers={"Content-Type": "application/json"},
-        method="POST",
+        server.url + route, data=json.dumps(body).encode("utf-8"), headers=headers, method="POST"
     )
     try:
         with urllib.request.urlopen(request, timeout=timeout) as answer:
@@ -121,8 +132,13 @@ def ask(server: Server, route: str, body: dict[str, Any], *, timeout: float) -> 
 def _read(path: Path) -> Server | None:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
+        token = data.get("token")
         return Server(
-            int(data["pid"]), str(data["url"]), str(data["project_file"]), str(data["index_dir"])
+            int(data["pid"]),
+            str(data["url"]),
+            str(data["project_file"]),
+            str(data["index_dir"]),
+            None if token is None else str(token),
         )
     except (OSError, ValueError, KeyError, TypeError):
         return None

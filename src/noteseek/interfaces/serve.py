@@ -197,12 +197,18 @@ def run_server(config: LoadedConfig, *, watch: bool = True) -> NoReturn:
 
 def _register(config: LoadedConfig, sock: socket.socket) -> Path | None:
     """Say where this server listens, so the project's prompt hooks ask it
-    (``noteseek/servers.py``): only a project's server (one with a project file) that needs no
-    token; the file that says it, or None."""
-    if config.project_file is None or config.settings.serve.token is not None:
+    (``noteseek/servers.py``), with the API token when it requires one: only a project's
+    server (one with a project file); the file that says it, or None."""
+    if config.project_file is None:
         return None
+    token = config.settings.serve.token
     try:
-        return servers.register(url_of(sock, reachable=True), config.project_file, config.index_dir)
+        return servers.register(
+            url_of(sock, reachable=True),
+            config.project_file,
+            config.index_dir,
+            token=None if token is None else token.get_secret_value(),
+        )
     except OSError as exc:
         log.info("the project's hooks will not find this server: %s", exc)
         return None
