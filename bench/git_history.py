@@ -238,6 +238,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 }
             out["sets"] = {}
             for name, items in sets.items():
+                if not items:  # a history without such commits (no Markdown notes added)
+                    out["sets"][name] = {"queries": 0}
+                    continue
                 per_mode: dict[str, Any] = {}
                 for mode in modes:
                     result = run_mode(engine, items, mode)
