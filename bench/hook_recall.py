@@ -50,12 +50,15 @@ def shown_lines(start: int, full: str, shown: str) -> int:
     return start + full.count("\n")
 
 
-def recall(data: EvidenceSet, folders: dict[str, Path]) -> dict[str, object]:
+def recall(
+    data: EvidenceSet, folders: dict[str, Path], flags: dict[str, str] | None = None
+) -> dict[str, object]:
     found1 = found3 = empty = 0
     chars: list[int] = []
     by_category: dict[int, list[int]] = {}
+    by_conversation: dict[str, list[int]] = {}
     for conversation, folder in folders.items():
-        with open_engine(folder, environ={}) as engine:
+        with open_engine(folder, None, flags or {}, environ={}) as engine:
             engine.index()
             for query in data.queries_of(conversation):
                 shown = recalled(engine, query.text)
@@ -79,6 +82,7 @@ def recall(data: EvidenceSet, folders: dict[str, Path]) -> dict[str, object]:
                 empty += not shown
                 chars.append(sum(len(t) for _, t in shown))
                 by_category.setdefault(query.category, []).append(int(rank is not None))
+                by_conversation.setdefault(conversation, []).append(int(rank is not None))
     n = len(chars)
     return {
         "questions": n,
@@ -88,6 +92,9 @@ def recall(data: EvidenceSet, folders: dict[str, Path]) -> dict[str, object]:
         "chars_mean": round(statistics.mean(chars), 1),
         "any@3_by_category": {
             str(c): round(sum(v) / len(v), 3) for c, v in sorted(by_category.items())
+        },
+        "any@3_by_conversation": {
+            c: round(sum(v) / len(v), 3) for c, v in sorted(by_conversation.items())
         },
     }
 
@@ -139,6 +146,13 @@ def main() -> None:
     parser.add_argument("--set", type=Path, default=DEFAULT_SET)
     parser.add_argument("--latency", type=int, default=40, help="prompts timed (0: none)")
     parser.add_argument(
+        "--setting",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a setting for the recall figures (e.g. hooks.prompt_results=5)",
+    )
+    parser.add_argument(
         "--no-server", action="store_true", help="time cold hooks only (no noteseek serve)"
     )
     args = parser.parse_args()
@@ -147,7 +161,8 @@ def main() -> None:
     data = load_evidence_set(args.set)
     with tempfile.TemporaryDirectory() as tmp:
         folders = {c: _project(Path(tmp), data.folder_of(c), False) for c in data.conversations}
-        out: dict[str, object] = {"recall": recall(data, folders)}
+        flags = dict(item.split("=", 1) for item in args.setting)
+        out: dict[str, object] = {"recall": recall(data, folders, flags)}
         if args.latency:
             out["latency"] = latency(data, folders, args.latency, server=not args.no_server)
     print(json.dumps(out, indent=2))

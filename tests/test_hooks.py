@@ -141,9 +141,8 @@ def test_the_prompt_budget_holds(folder: Path) -> None:
     for i in range(8):
         words = " ".join(f"word{j}" for j in range(120))
         write(memories / f"canary-{i}.md", f"# Canary {i}\n\nThe canary deploy {i} {words}.\n")
-    (folder / ".noteseek.toml").write_text(
-        (folder / ".noteseek.toml").read_text() + "[hooks]\nprompt_chars = 600\n"
-    )
+    config = folder / ".noteseek.toml"
+    config.write_text(config.read_text() + "[hooks]\nprompt_chars = 600\nprompt_results = 3\n")
     asked = {**common(folder, "UserPromptSubmit"), "prompt": "canary deploy status"}
     hook("session-start", common(folder, "SessionStart"), "--strict")
     out = hook("prompt", asked, "--strict").stdout

@@ -117,7 +117,9 @@ class HookSettings(Section):
     """``[hooks]``: what ``noteseek hook`` gives a coding agent without its asking."""
 
     prompt_results: int = Field(
-        default=3,
+        # Within one budget, five short results find more than three long ones: LoCoMo dev
+        # any-shown 0.504 -> 0.613 (docs/evaluation.md, "What the prompt hook injects").
+        default=5,
         ge=0,
         le=20,
         description="Most memories shown with each prompt (hook prompt); 0 = none.",
