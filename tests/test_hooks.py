@@ -369,6 +369,46 @@ def test_a_prompt_hook_sends_a_token_servers_token(folder: Path, tmp_path: Path)
         assert hook_with(silent, "prompt", asked) == ""
 
 
+def test_a_prompt_hook_asks_the_projects_mcp_server(folder: Path, tmp_path: Path) -> None:
+    """``noteseek mcp`` talks over stdio, so it listens for the project's hooks on a loopback
+    port of its own (with a token of its own) once its index is open; the hook's answer comes
+    from it, and the route refuses a request without that token."""
+    import anyio
+    import httpx
+
+    from noteseek import servers
+    from tests.mcp_client import call, eventually, session
+    from tests.test_serve import serve_env
+
+    env = serve_env(tmp_path / "home")
+    asked = {**common(folder, "UserPromptSubmit"), "prompt": "how often do refresh tokens rotate?"}
+    silent = {**env, "NOTESEEK_HOOKS__PROMPT_RESULTS": "0"}
+    registry = tmp_path / "home" / "data" / "noteseek" / servers.SERVERS_DIR
+
+    async def main() -> None:
+        async with session(folder, env=env) as client:
+            await call(client, "index_status")
+
+            async def listening() -> bool:
+                return bool(list(registry.glob("*.json")))
+
+            await eventually(listening, timeout=30)
+            (entry,) = registry.glob("*.json")
+            assert oct(entry.stat().st_mode & 0o777) == "0o600"
+            url = json.loads(entry.read_text())["url"]
+            assert url.startswith("http://127.0.0.1:")
+            out = await anyio.to_thread.run_sync(hook_with, silent, "prompt", asked)
+            assert "auth-tokens.md:" in out and "every 7 days" in out
+            async with httpx.AsyncClient() as http:
+                refused = await http.post(url + servers.RECALL_ROUTE, json={"prompt": "x y"})
+                assert refused.status_code == 401
+                other = await http.get(url + "/status")
+                assert other.status_code in (404, 405)
+        assert not list(registry.glob("*.json"))  # gone with the server
+
+    anyio.run(main)
+
+
 def test_the_recall_route_validates_its_prompt(folder: Path, tmp_path: Path) -> None:
     from noteseek.servers import PROMPT_CHARS
     from tests.test_serve import serve_env, serving

@@ -18,9 +18,14 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # imported by the listener when it starts: a hook never needs them
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from noteseek.places import data_dir
 
@@ -152,3 +157,106 @@ def _alive(pid: int) -> bool:
     except PermissionError:  # another user's process of that number: not ours
         return False
     return True
+
+
+# -- a listener for hooks beside a server that speaks no HTTP ---------------------------------
+
+MAX_BODY_BYTES = 256 * 1024
+"""The most a hook's request may carry: a prompt of :data:`PROMPT_CHARS` characters, each
+JSON-escaped to six at worst, and the braces."""
+REQUEST_TIMEOUT = 10.0
+
+
+class HookListener:
+    """The prompt hook's one route (:data:`RECALL_ROUTE`) on a loopback port, for a server that
+    has no HTTP of its own (``noteseek mcp`` talks over stdio): started with :meth:`start`,
+    which registers it (with a token of its own that the hook sends back), ended with
+    :meth:`stop`. ``answer`` takes the request's JSON object and returns the HTTP status and
+    the JSON object to send; it runs on the listener's request threads."""
+
+    def __init__(
+        self,
+        answer: Callable[[dict[str, Any]], tuple[int, dict[str, Any]]],
+        project_file: Path,
+        index_dir: Path,
+    ) -> None:
+        import secrets
+
+        self.answer = answer
+        self.project_file = project_file
+        self.index_dir = index_dir
+        self.token = secrets.token_urlsafe(32)
+        self.url = ""
+        self._server: ThreadingHTTPServer | None = None
+        self._entry: Path | None = None
+
+    def start(self) -> None:
+        """Listen on a free loopback port and say so in the registry (OSError if it cannot)."""
+        from http.server import ThreadingHTTPServer
+
+        handler = _handler(self.answer, self.token)
+        server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        server.daemon_threads = True
+        self._server = server
+        host, port = server.server_address[:2]
+        self.url = f"http://{host!s}:{port}"
+        threading.Thread(target=server.serve_forever, name="noteseek-hooks", daemon=True).start()
+        self._entry = register(self.url, self.project_file, self.index_dir, token=self.token)
+
+    def stop(self) -> None:
+        if self._entry is not None:
+            unregister(self._entry)
+            self._entry = None
+        server, self._server = self._server, None
+        if server is not None:
+            server.shutdown()
+            server.server_close()
+
+
+def _handler(
+    answer: Callable[[dict[str, Any]], tuple[int, dict[str, Any]]], token: str
+) -> type[BaseHTTPRequestHandler]:
+    import hmac
+    from http.server import BaseHTTPRequestHandler
+
+    expected = f"Bearer {token}".encode()
+
+    class Handler(BaseHTTPRequestHandler):
+        timeout = REQUEST_TIMEOUT  # a client that stalls gives its thread back
+
+        def do_POST(self) -> None:
+            if self.path != RECALL_ROUTE:
+                return self._send(404, {"error": f"no route {self.path[:100]!r}"})
+            given = (self.headers.get("Authorization") or "").encode()
+            if not hmac.compare_digest(given, expected):
+                return self._send(401, {"error": "wrong or missing token"})
+            try:
+                length = int(self.headers.get("Content-Length") or "")
+            except ValueError:
+                return self._send(411, {"error": "Content-Length is required"})
+            if not 0 <= length <= MAX_BODY_BYTES:
+                return self._send(413, {"error": f"the body is over {MAX_BODY_BYTES} bytes"})
+            try:
+                body = json.loads(self.rfile.read(length))
+            except ValueError:
+                return self._send(400, {"error": "the body is not JSON"})
+            if not isinstance(body, dict):
+                return self._send(400, {"error": "the body is not a JSON object"})
+            status, payload = answer(body)
+            return self._send(status, payload)
+
+        def do_GET(self) -> None:
+            self._send(405, {"error": f"POST {RECALL_ROUTE} only"})
+
+        def _send(self, status: int, payload: dict[str, Any]) -> None:
+            data = json.dumps(payload).encode("utf-8")
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            return  # beside an MCP server on stdio: nothing on the terminal
+
+    return Handler

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from noteseek import __version__
+from noteseek import __version__, servers
 from noteseek.operations import OperationError, Runtime, input_schema, mcp_operations
 from noteseek.operations.search import index_line
 from noteseek.search.plain import plain_text
@@ -260,7 +260,7 @@ def _output_schema(model: Any) -> dict[str, Any]:
     return schema
 
 
-async def _serve_stdio(runtime: Runtime) -> None:
+async def _serve_stdio(runtime: Runtime, hooks: _Hooks) -> None:
     from mcp.server.stdio import stdio_server
 
     server = build_server(runtime)
@@ -270,8 +270,54 @@ async def _serve_stdio(runtime: Runtime) -> None:
     opener = threading.Timer(OPEN_AFTER, runtime.start)
     opener.daemon = True
     opener.start()
+    threading.Thread(target=hooks.listen, name="noteseek-hooks-start", daemon=True).start()
     async with stdio_server() as (read, write):
         await server.run(read, write, server.create_initialization_options())
+
+
+class _Hooks:
+    """The prompt hook's route beside the stdio server (``servers.HookListener``): an agent's
+    prompt hook in this project asks this process, which has the index open, instead of
+    opening it again. Listens once the index is open, on loopback, with a token of its own."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+        self.listener: servers.HookListener | None = None
+        self._lock = threading.Lock()
+        self._stopped = False
+
+    def listen(self) -> None:
+        ctx = self.runtime.opened()
+        project_file = None if ctx is None else ctx.engine.config.project_file
+        if ctx is None or project_file is None:
+            return  # no index, or no project a hook could find this process by
+        listener = servers.HookListener(self.answer, project_file, ctx.engine.config.index_dir)
+        with self._lock:
+            if self._stopped:
+                return
+            try:
+                listener.start()
+            except OSError as exc:
+                log.info("the project's hooks will not find this server: %s", exc)
+                listener.stop()
+                return
+            self.listener = listener
+
+    def answer(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        try:
+            return 200, self.runtime.call("recall_memories", body)
+        except OperationError as exc:
+            return (400 if exc.kind == "invalid" else 503), {"error": str(exc)}
+        except Exception:
+            log.exception("the prompt hook's route failed")
+            return 500, {"error": "internal error (see the log)"}
+
+    def stop(self) -> None:
+        with self._lock:
+            self._stopped = True
+            listener, self.listener = self.listener, None
+        if listener is not None:
+            listener.stop()
 
 
 def run_stdio(load_config: Callable[[], LoadedConfig], *, watch: bool = True) -> None:
@@ -283,18 +329,21 @@ def run_stdio(load_config: Callable[[], LoadedConfig], *, watch: bool = True) ->
     ``load_config`` runs in the background too; if it fails, every tool call says why.
     """
     runtime = Runtime(load_config, watch=watch, command="mcp", settle=True)
+    hooks = _Hooks(runtime)
 
     def on_term(_signum: int, _frame: Any) -> None:
         log.info("SIGTERM: stopping")
+        hooks.stop()
         runtime.shutdown()
         logging.shutdown()
         os._exit(0)
 
     previous = signal.signal(signal.SIGTERM, on_term)
     try:
-        anyio.run(_serve_stdio, runtime)
+        anyio.run(_serve_stdio, runtime, hooks)
     except KeyboardInterrupt:
         pass
     finally:
         signal.signal(signal.SIGTERM, previous)
+        hooks.stop()
         runtime.shutdown()

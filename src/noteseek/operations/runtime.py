@@ -216,6 +216,13 @@ class Runtime:
         finally:
             self._ready.set()
 
+    def opened(self, timeout: float | None = None) -> Context | None:
+        """A read context once the index is open; None if it could not be opened (or was not
+        within ``timeout`` seconds)."""
+        if not self._ready.wait(timeout):
+            return None
+        return self.context
+
     def _context(self, timeout: float) -> Context:
         if not self._ready.wait(timeout):
             raise Unavailable("the index is still opening; try again shortly")
