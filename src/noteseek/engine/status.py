@@ -7,11 +7,13 @@ index may be a moment old; communities are those kept in the index, or computed 
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from noteseek.embed.base import MODEL_META_KEY
 from noteseek.engine.checking import last_check
 from noteseek.engine.state import IndexState
+from noteseek.engine.writer import live_holder
 from noteseek.indexing.styles import stored_styles
 from noteseek.store.errors import IndexCorrupt
 from noteseek.store.folder import damaged_message
@@ -88,6 +90,14 @@ def _contents(state: IndexState, out: dict[str, Any]) -> dict[str, Any]:
         "total": total,
         "pending": total - embedded,
     }
+    if total > embedded and emb.enabled and not state.keyword_only():
+        # Who is embedding the rest, if a writer runs (a background index, serve, mcp, watch).
+        holder = live_holder(state.index_dir)
+        if holder is not None and holder.get("pid") != os.getpid():
+            out["embedding"]["writer"] = {
+                "pid": holder.get("pid"),
+                "command": holder.get("command"),
+            }
     groups = state.values.known_communities()  # status never runs Louvain itself: kept or cached
     if groups is not None:
         out["communities"] = {

@@ -69,7 +69,7 @@ def writer_role(index_dir: Path, command: str) -> Iterator[WriterLock]:
     lock = WriterLock(index_dir)
     deadline = time.monotonic() + HOLDER_WAIT
     while not try_acquire_role(lock, index_dir, command):
-        holder = _live_holder(index_dir)
+        holder = live_holder(index_dir)
         if holder is not None or time.monotonic() >= deadline:
             info = holder or {}
             raise WriterBusy(info.get("pid"), info.get("command"))
@@ -89,7 +89,7 @@ def try_acquire_role(lock: WriterLock, index_dir: Path, command: str | None) -> 
         raise folder_error(index_dir, exc) from None
 
 
-def _live_holder(index_dir: Path) -> dict[str, Any] | None:
+def live_holder(index_dir: Path) -> dict[str, Any] | None:
     """``writer.json`` if it names a process that is running (or one on another host)."""
     info = read_writer_info(index_dir)
     if info is None or not isinstance(info.get("pid"), int):

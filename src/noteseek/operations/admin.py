@@ -116,7 +116,7 @@ def index(ctx: Context, p: IndexRoots, **progress: Any) -> dict[str, Any]:
         report = engine.index(
             p.roots or None,
             force=p.force,
-            keyword_only=p.keyword_only,
+            keyword_only=p.keyword_only or p.embed_later,
             choose_keyword_only=choice,
             **progress,
         )

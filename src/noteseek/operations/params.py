@@ -98,6 +98,10 @@ KEYWORD_ONLY_HELP = (
     "do not embed until --embed."
 )
 EMBED_HELP = "Embed again: undo an earlier --keyword-only (meaning search on this index)."
+EMBED_LATER_HELP = (
+    "Index the files now and leave their embedding to a later run or a live writer (this run "
+    "only: the index is not made keyword-only)."
+)
 """true or false only: not 1, 0 or text that spells one."""
 
 
@@ -344,6 +348,7 @@ class IndexRoots(Params):
     force: Bool = Field(default=False, description="Re-read every file, even unchanged ones.")
     keyword_only: Bool = Field(default=False, description=KEYWORD_ONLY_HELP)
     embed: Bool = Field(default=False, description=EMBED_HELP)
+    embed_later: Bool = Field(default=False, description=EMBED_LATER_HELP)
 
 
 class Rebuild(Params):

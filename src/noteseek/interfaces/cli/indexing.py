@@ -68,6 +68,14 @@ def index(
     ] = False,
     keyword_only: Annotated[bool, typer.Option("--keyword-only", help=KEYWORD_ONLY_HELP)] = False,
     embed: Annotated[bool, typer.Option("--embed", help=EMBED_HELP)] = False,
+    background: Annotated[
+        bool,
+        typer.Option(
+            "--background",
+            help="Index the files, then embed them in a process of its own: keyword search "
+            "works at once, and noteseek status shows the embedding's progress.",
+        ),
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
     name: Annotated[
         str | None,
@@ -97,15 +105,67 @@ def index(
         data = call(
             ctx,
             "index",
-            {"roots": roots or None, "force": force, "keyword_only": keyword_only, "embed": embed},
+            {
+                "roots": roots or None,
+                "force": force,
+                "keyword_only": keyword_only,
+                "embed": embed,
+                "embed_later": background,
+            },
             progress=progress,
             embed_progress=embed_progress,
         )
         if name is not None:
             register(name, engine.index_dir, engine.naming_roots(), use=True)
+        pending = _pending(engine) if background else 0
+        if pending:
+            data["embedding"] = _embed_in_background(engine.index_dir, pending)
     _print_report(data, as_json)
     if name is not None and not as_json:
         err.print(f"index named {escape(name)!r} and in use (noteseek use --list shows them all)")
+
+
+EMBED_RATE = 15.0
+"""Chunks a second assumed for the estimate before a background embedding: what bge-small-en
+(int8, the default model) gave on 2 cores for sections of a few hundred words (8-10 on a busy
+machine, about 20 on a quiet one; docs/benchmarks.md)."""
+EMBED_LOG = "embed.log"
+
+
+def _pending(engine: Any) -> int:
+    """Chunks left to embed, when this index embeds at all."""
+    emb = engine.status().get("embedding") or {}
+    if not emb.get("enabled") or emb.get("keyword_only"):
+        return 0
+    return int(emb.get("pending") or 0)
+
+
+def _embed_in_background(index_dir: Path, pending: int) -> dict[str, Any]:
+    """Start ``noteseek index`` again (the same options, less the ones this run did) in a
+    process of its own that outlives this one, to embed the ``pending`` chunks; what it is."""
+    import os
+    import subprocess
+    import sys
+
+    dropped = {"--background", "--force", "--json", "--embed"}
+    argv = [a for a in sys.argv[1:] if a not in dropped]
+    log_path = index_dir / EMBED_LOG
+    with log_path.open("ab") as log:
+        child = subprocess.Popen(
+            [sys.executable, "-m", "noteseek.interfaces.cli", *argv],
+            cwd=os.getcwd(),
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+            start_new_session=True,  # a Ctrl-C in this terminal does not reach it
+        )
+    return {
+        "background": True,
+        "pid": child.pid,
+        "pending": pending,
+        "estimate_seconds": round(pending / EMBED_RATE),
+        "log": str(log_path),
+    }
 
 
 @app.command()
@@ -298,7 +358,14 @@ def _print_report(data: dict[str, Any], as_json: bool) -> None:
     if data.get("keyword_only"):
         out.print(escape(KEYWORD_ONLY_NOTE))
     emb = data["embedding"]
-    if emb:
+    if emb and emb.get("background"):
+        minutes = max(1, round(emb["estimate_seconds"] / 60))
+        out.print(
+            f"embedding {emb['pending']} chunks in the background (pid {emb['pid']}, about "
+            f"{minutes} min); keyword search works now, and noteseek status shows the "
+            f"progress (log: {escape(emb['log'])})"
+        )
+    elif emb:
         if emb.get("error"):
             out.print(f"[red]embedding failed:[/] {escape(emb['error'])} (keyword search works)")
         elif emb["embedded"]:

@@ -216,7 +216,7 @@ def status(
             out.print(
                 f"embeddings: {emb['embedded']}/{emb['total']} chunks ({pct:.0f}%) with "
                 f"{escape(emb['model'])}"
-                + (f", {emb['pending']} pending: run noteseek index" if emb["pending"] else "")
+                + (f", {emb['pending']} pending: {_pending_note(emb)}" if emb["pending"] else "")
             )
     checked = data.get("check")
     if checked:
@@ -282,3 +282,12 @@ def config_show(
     for key, value, layer in rows:
         table.add_row(escape(key), escape(json.dumps(value, ensure_ascii=False)), layer)
     out.print(table)
+
+
+def _pending_note(emb: dict[str, Any]) -> str:
+    """Who embeds the pending chunks: the writer running now, else the command to run."""
+    writer = emb.get("writer")
+    if not writer:
+        return "run noteseek index"
+    command = f"noteseek {writer.get('command')}" if writer.get("command") else "another process"
+    return f"being embedded by {command} (pid {writer.get('pid')})"
