@@ -275,3 +275,30 @@ def test_postings_saved_again_after_deletion_are_current(docs: tuple[Engine, Pat
     assert store._postings("chunks", query, Filters()) is not None  # current, so searched
     engine.index()
     assert saved.stat().st_mtime_ns == stamp  # and not built again on every run
+
+
+def test_term_documents_from_the_postings_are_fts5s_counts(docs: tuple[Engine, Path]) -> None:
+    """Typo tolerance asks how many documents hold each query word: the postings answer as
+    FTS5's vocabulary does, after changes too (a deleted, a changed and a new page)."""
+    engine, tree = docs
+    store: Any = engine.store
+    terms = ["front", "matter", "hugo", "zebrafish", "quokka", "taxonomi", "nosuchterm"]
+
+    def both() -> tuple[dict[str, int], dict[str, int]]:
+        vocabulary = store.vocabulary()
+        assert store._postings("docs", KeywordQuery((Clause((("hugo",),)),)), Filters())
+        fast = store.term_documents(terms)
+        with fts5(store):
+            slow = store.term_documents(terms)
+        assert slow == {t: vocabulary[t] for t in terms if t in vocabulary}
+        return fast, slow
+
+    fast, slow = both()
+    assert fast == slow and "nosuchterm" not in fast and fast["hugo"] > 100
+    pages = sorted(tree.rglob("*.md"))
+    write(pages[0], "# Zebrafish\n\nThe zebrafish swims past the front matter.\n")
+    pages[1].unlink()
+    write(tree / "new-page.md", "# Quokka\n\nA quokka reads the front matter of every page.\n")
+    engine.index()
+    fast, slow = both()
+    assert fast == slow and fast["zebrafish"] == 1 and fast["quokka"] == 1

@@ -100,6 +100,12 @@ def _occurrences(text: str, hits: dict[str, str]) -> list[tuple[int, int, str]]:
     return found
 
 
+KEPT_SNIPPETS = 1024
+"""Snippets kept for the next search that shows the same section for the same query terms (a
+server answers popular queries over and over; a snippet depends on nothing else). The texts
+are those :data:`~noteseek.search.plain.KEPT_TEXTS` keeps too: a few MB at most."""
+
+
 def make_snippet(
     text: str,
     terms: set[str],
@@ -114,6 +120,35 @@ def make_snippet(
 
     ``plain``: ``text`` is Markdown, shown as plain text (false: shown as it is, as a diff).
     """
+    snippet, matched = _snippet(
+        text, frozenset(terms), tuple(prefixes), analyzer, width, markers, plain
+    )
+    return snippet, list(matched)
+
+
+@lru_cache(maxsize=KEPT_SNIPPETS)
+def _snippet(
+    text: str,
+    terms: frozenset[str],
+    prefixes: tuple[str, ...],
+    analyzer: Analyzer,
+    width: int,
+    markers: tuple[str, str],
+    plain: bool,
+) -> tuple[str, tuple[str, ...]]:
+    snippet, matched = _make_snippet(text, set(terms), prefixes, analyzer, width, markers, plain)
+    return snippet, tuple(matched)
+
+
+def _make_snippet(
+    text: str,
+    terms: set[str],
+    prefixes: Sequence[str],
+    analyzer: Analyzer,
+    width: int,
+    markers: tuple[str, str],
+    plain: bool,
+) -> tuple[str, list[str]]:
     if plain:
         markdown = text
         text = plain_text(markdown)

@@ -278,6 +278,27 @@ def count(parts: Sequence[Part], clause: Clause, phrase_rows: PhraseRows) -> int
     return total
 
 
+def documents(parts: Sequence[Part], terms: Sequence[str]) -> dict[str, int]:
+    """The live rows holding each of ``terms`` (those held by none are left out): what
+    FTS5's ``fts5vocab`` table of type ``row`` says in its ``doc`` column. A part with no
+    deleted rows answers from its term offsets alone, without reading any postings."""
+    out: dict[str, int] = {}
+    for term in dict.fromkeys(terms):
+        n = 0
+        for part in parts:
+            postings = part.postings
+            if part.alive is None:
+                t = postings.term(term)
+                if t >= 0:
+                    n += int(postings.starts[t + 1] - postings.starts[t])
+            else:
+                rows, _ = postings.postings(term)
+                n += int(np.count_nonzero(part.alive[rows]))
+        if n:
+            out[term] = n
+    return out
+
+
 def _postings(
     parts: Sequence[Part],
     words: tuple[str, ...],
