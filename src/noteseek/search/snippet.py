@@ -48,7 +48,15 @@ def matched_spans(
                 return t
         return None
 
+    def wanted_term(word: str) -> str | None:
+        return wanted(analyzer.word_terms(word))
+
     words = analyzer.plain_words(text)
+    if words is not None and not starts:
+        # No CJK, no prefix: the words holding a query term, by set operations over the words
+        # filed by term (``Analyzer.words_holding``), then found in order.
+        held = {w: t for w in analyzer.words_holding(words, terms) if (t := wanted_term(w))}
+        return _occurrences(text, held) if held else []
     if words is not None:
         # No CJK: each distinct word is looked up once (in a table kept for the query's terms,
         # as every result of a search asks the same), then the words are found in order.
