@@ -11,6 +11,7 @@ import shutil
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ from noteseek.engine import Engine, SearchRequest
 from noteseek.search.keyword import NAMING_FIELDS, weights_of
 from noteseek.search.query import parse_query
 from noteseek.store.factory import open_reader
-from noteseek.store.sqlite import postings_search, postings_state
+from noteseek.store.sqlite import postings, postings_search, postings_state
 from noteseek.store.sqlite.postings_file import NAME
 from noteseek.store.sqlite.postings_state import PostingsState
 from noteseek.types import Clause, Filters, KeywordQuery
@@ -302,3 +303,14 @@ def test_term_documents_from_the_postings_are_fts5s_counts(docs: tuple[Engine, P
     engine.index()
     fast, slow = both()
     assert fast == slow and fast["zebrafish"] == 1 and fast["quokka"] == 1
+
+
+def test_term_numbers_kept_after_a_look_up_are_the_postings_own() -> None:
+    """A term's number is kept once looked up (queries repeat words): the same as looking it
+    up again, for terms held and terms no row holds, and nothing of it is saved."""
+    rows = [(1, 1, ("alpha", "", "", "", "beta gamma", "")), (2, 2, ("", "", "", "", "gamma", ""))]
+    built = postings.build(rows)
+    for term in ["gamma", "alpha", "nosuchterm", "gamma", "nosuchterm", "beta"]:
+        assert built.term(term) == built._find(term)
+    assert built.term("nosuchterm") == -1 and built.postings("gamma")[0].tolist() == [0, 1]
+    assert "_numbers" not in {f.name for f in fields(built)}
