@@ -314,3 +314,33 @@ def test_term_numbers_kept_after_a_look_up_are_the_postings_own() -> None:
         assert built.term(term) == built._find(term)
     assert built.term("nosuchterm") == -1 and built.postings("gamma")[0].tolist() == [0, 1]
     assert "_numbers" not in {f.name for f in fields(built)}
+
+
+def test_reaches_answers_as_counting_does(docs: tuple[Engine, Path]) -> None:
+    """``is_common`` asks whether a clause is in at least so many rows: bounded first by its
+    words' row counts (no postings read), it answers as counting the rows does, for words,
+    phrases and alternatives, before and after a change."""
+    engine, tree = docs
+    store: Any = engine.store
+    analyzer = engine._state.values.analyzer()
+    texts = ["front matter", "getPage", "page-bundles", "hugo", "zebrafish", "the content"]
+
+    def check() -> int:
+        found = store._postings("chunks", parse_query("hugo", analyzer), Filters())
+        phrases = store._phrase_rows("chunks_fts")
+        checked = 0
+        for text in texts + queries(20):
+            for clause in parse_query(text, analyzer).clauses:
+                n = postings_search.count(found.parts, clause, phrases)
+                for limit in (1, max(1, n), n + 1, 2 * n + 5, 10_000):
+                    assert postings_search.reaches(found.parts, clause, phrases, limit) == (
+                        n >= limit
+                    ), (text, clause, limit)
+                    checked += 1
+        return checked
+
+    assert check() > 100
+    write(tree / "zebra.md", "# Zebrafish\n\nThe zebrafish front matter.\n")
+    sorted(tree.rglob("*.md"))[0].unlink()
+    engine.index()
+    assert check() > 100

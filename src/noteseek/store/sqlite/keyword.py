@@ -250,7 +250,7 @@ class SQLiteKeywordIndex(SQLiteCore):
                 found = self._postings("chunks", KeywordQuery((clause,)), Filters())
                 if found is not None:
                     phrases = self._phrase_rows("chunks_fts")
-                    cached = postings_search.count(found.parts, clause, phrases) >= limit
+                    cached = postings_search.reaches(found.parts, clause, phrases, limit)
                 else:
                     n = self._conn.execute(
                         "SELECT count(*) FROM (SELECT 1 FROM chunks_fts WHERE chunks_fts "
