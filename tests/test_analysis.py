@@ -96,3 +96,23 @@ def test_lone_surrogates_become_replacement_characters() -> None:
     assert unicode_text("\ud800x\udfff") == "\ufffdx\ufffd"
     text = "plain café 東京"
     assert unicode_text(text) is text
+
+
+def test_words_holding_a_term_are_those_whose_terms_include_it() -> None:
+    """The snippets find a section's words that hold a query term by set operations over the
+    words filed by term: the same words as analysing each word, for words seen before or
+    not, identifiers (several terms a word) and terms no word holds."""
+    analyzer = Analyzer("english")
+    texts = [
+        "Running runners ran; the runner's run. getUserById calls get_user_by_id twice.",
+        "Cafés and cafe: caf\u00e9s again, with HTTPServer and http servers and Über.",
+        "Nothing here matches the query at all, except maybe servers once more.",
+    ]
+    queries = [{"run"}, {"user", "id"}, {"cafe", "server"}, {"http"}, {"nosuchterm"}, set()]
+    for text in texts * 2:  # the second time every word is filed already
+        words = analyzer.plain_words(text)
+        assert words is not None
+        for terms in queries:
+            expected = {w for w in words if set(analyzer.word_terms(w)) & terms}
+            assert analyzer.words_holding(words, terms) == expected, (text, terms)
+    assert analyzer.words_holding({"getUserById"}, {"user"}) == {"getUserById"}

@@ -11,6 +11,7 @@ import shutil
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ from noteseek.engine import Engine, SearchRequest
 from noteseek.search.keyword import NAMING_FIELDS, weights_of
 from noteseek.search.query import parse_query
 from noteseek.store.factory import open_reader
-from noteseek.store.sqlite import postings_search, postings_state
+from noteseek.store.sqlite import postings, postings_search, postings_state
 from noteseek.store.sqlite.postings_file import NAME
 from noteseek.store.sqlite.postings_state import PostingsState
 from noteseek.types import Clause, Filters, KeywordQuery
@@ -275,3 +276,71 @@ def test_postings_saved_again_after_deletion_are_current(docs: tuple[Engine, Pat
     assert store._postings("chunks", query, Filters()) is not None  # current, so searched
     engine.index()
     assert saved.stat().st_mtime_ns == stamp  # and not built again on every run
+
+
+def test_term_documents_from_the_postings_are_fts5s_counts(docs: tuple[Engine, Path]) -> None:
+    """Typo tolerance asks how many documents hold each query word: the postings answer as
+    FTS5's vocabulary does, after changes too (a deleted, a changed and a new page)."""
+    engine, tree = docs
+    store: Any = engine.store
+    terms = ["front", "matter", "hugo", "zebrafish", "quokka", "taxonomi", "nosuchterm"]
+
+    def both() -> tuple[dict[str, int], dict[str, int]]:
+        vocabulary = store.vocabulary()
+        assert store._postings("docs", KeywordQuery((Clause((("hugo",),)),)), Filters())
+        fast = store.term_documents(terms)
+        with fts5(store):
+            slow = store.term_documents(terms)
+        assert slow == {t: vocabulary[t] for t in terms if t in vocabulary}
+        return fast, slow
+
+    fast, slow = both()
+    assert fast == slow and "nosuchterm" not in fast and fast["hugo"] > 100
+    pages = sorted(tree.rglob("*.md"))
+    write(pages[0], "# Zebrafish\n\nThe zebrafish swims past the front matter.\n")
+    pages[1].unlink()
+    write(tree / "new-page.md", "# Quokka\n\nA quokka reads the front matter of every page.\n")
+    engine.index()
+    fast, slow = both()
+    assert fast == slow and fast["zebrafish"] == 1 and fast["quokka"] == 1
+
+
+def test_term_numbers_kept_after_a_look_up_are_the_postings_own() -> None:
+    """A term's number is kept once looked up (queries repeat words): the same as looking it
+    up again, for terms held and terms no row holds, and nothing of it is saved."""
+    rows = [(1, 1, ("alpha", "", "", "", "beta gamma", "")), (2, 2, ("", "", "", "", "gamma", ""))]
+    built = postings.build(rows)
+    for term in ["gamma", "alpha", "nosuchterm", "gamma", "nosuchterm", "beta"]:
+        assert built.term(term) == built._find(term)
+    assert built.term("nosuchterm") == -1 and built.postings("gamma")[0].tolist() == [0, 1]
+    assert "_numbers" not in {f.name for f in fields(built)}
+
+
+def test_reaches_answers_as_counting_does(docs: tuple[Engine, Path]) -> None:
+    """``is_common`` asks whether a clause is in at least so many rows: bounded first by its
+    words' row counts (no postings read), it answers as counting the rows does, for words,
+    phrases and alternatives, before and after a change."""
+    engine, tree = docs
+    store: Any = engine.store
+    analyzer = engine._state.values.analyzer()
+    texts = ["front matter", "getPage", "page-bundles", "hugo", "zebrafish", "the content"]
+
+    def check() -> int:
+        found = store._postings("chunks", parse_query("hugo", analyzer), Filters())
+        phrases = store._phrase_rows("chunks_fts")
+        checked = 0
+        for text in texts + queries(20):
+            for clause in parse_query(text, analyzer).clauses:
+                n = postings_search.count(found.parts, clause, phrases)
+                for limit in (1, max(1, n), n + 1, 2 * n + 5, 10_000):
+                    assert postings_search.reaches(found.parts, clause, phrases, limit) == (
+                        n >= limit
+                    ), (text, clause, limit)
+                    checked += 1
+        return checked
+
+    assert check() > 100
+    write(tree / "zebra.md", "# Zebrafish\n\nThe zebrafish front matter.\n")
+    sorted(tree.rglob("*.md"))[0].unlink()
+    engine.index()
+    assert check() > 100

@@ -197,6 +197,23 @@ def test_a_snippet_shows_a_link_address_only_where_the_query_matched_it(
         assert text not in snippet, snippet
 
 
+def test_a_kept_snippet_is_the_one_made_for_the_same_text_and_terms() -> None:
+    """Snippets are kept for the next search that shows the section (servers answer popular
+    queries again and again): the same text and terms give the same snippet, other terms or
+    another text their own, and a caller changing its list of matched terms changes no other."""
+    first, matched = make_snippet(LINKS, *_terms("computation retriever"), get_analyzer())
+    matched.append("changed by the caller")
+    again, matched_again = make_snippet(LINKS, *_terms("computation retriever"), get_analyzer())
+    assert (again, matched_again) == (first, sorted(_terms("computation retriever")[0]))
+    other, _ = make_snippet(LINKS, *_terms("colbert"), get_analyzer())
+    assert "**colbert**" in other and "**computation**" not in other
+    edited = LINKS.replace("computation", "calculation")
+    changed, changed_matched = make_snippet(
+        edited, *_terms("computation retriever"), get_analyzer()
+    )
+    assert "**computation**" not in changed and changed_matched == ["retriev"]
+
+
 def _terms(query: str) -> tuple[set[str], list[str]]:
     return {token.term for token in get_analyzer().tokens(query)}, []
 

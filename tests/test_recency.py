@@ -76,3 +76,27 @@ def test_auto_is_off_when_dates_look_copied_and_on_forces_it(tmp_path: Path) -> 
     boosted = [h.path for h in forced.hits if "recency_factor" in h.explain["fusion"]]
     assert boosted == ["fresh.md"]
     assert forced.hits[0].path == "fresh.md"
+
+
+def test_after_a_change_the_dates_verdict_is_read_again_in_the_background(
+    tmp_path: Path,
+) -> None:
+    """A server taking writes does not re-read every document's date on each search: after a
+    change the last verdict answers while a new one is read apart, and the next searches
+    follow it (here: the notes' dates made to look copied, so the boost turns off)."""
+    folder = notes(tmp_path, spread=True)
+    with engine_for(folder, **{"search.recency": "auto"}) as engine:
+        engine.index()
+        values = engine._state.values
+        assert values.dates_trusted()
+        now = time.time() - 100 * DAY
+        for path in (tmp_path / "notes").glob("*.md"):
+            write(path, path.read_text(encoding="utf-8") + "\nCopied.\n")
+            os.utime(path, (now, now))
+        engine.index()
+        values._dates_trusted.throttle = 0.0
+        values.dates_trusted()  # the last verdict, while the new one is read
+        values._dates_trusted.join(30)
+        assert not values.dates_trusted()
+        res = engine.search(SearchRequest("quokka", top_k=13, mode="keyword", explain=True))
+    assert all("recency_factor" not in h.explain["fusion"] for h in res.hits)

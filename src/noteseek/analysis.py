@@ -154,6 +154,10 @@ class Token:
     end: int
 
 
+WORDS_KEPT = 500_000
+"""Words an analyzer keeps the terms of (and files by term: :meth:`Analyzer.words_holding`)."""
+
+
 class Analyzer:
     """Text -> terms. Instances cache per-word results; they are cheap to keep and reuse."""
 
@@ -165,6 +169,8 @@ class Analyzer:
             ENGLISH_STOPWORDS if stopwords and language == "english" else frozenset()
         )
         self._word_cache: dict[str, tuple[str, ...]] = {}
+        self._filed: set[str] = set()
+        self._words_by_term: dict[str, set[str]] = {}
         self._stem_word = lru_cache(maxsize=200_000)(self._stemmer.stemWord)
 
     def settings(self) -> dict[str, object]:
@@ -184,7 +190,7 @@ class Analyzer:
             got = cache.get(word)
             if got is None:
                 got = self._analyze_word(word)
-                if len(cache) < 500_000:
+                if len(cache) < WORDS_KEPT:
                     cache[word] = got
             out.extend(got)
         return out
@@ -207,9 +213,34 @@ class Analyzer:
         got = self._word_cache.get(word)
         if got is None:
             got = self._analyze_word(word)
-            if len(self._word_cache) < 500_000:
+            if len(self._word_cache) < WORDS_KEPT:
                 self._word_cache[word] = got
         return got
+
+    def words_holding(self, words: set[str], terms: set[str] | frozenset[str]) -> set[str]:
+        """The words of ``words`` (no CJK) one of whose terms is in ``terms``.
+
+        Each word is filed once under each of its terms (as many words as the word cache
+        keeps), so a text's words are matched against a query's terms by set operations, not
+        word by word (the snippets of every search do this over their sections' words)."""
+        new = words.difference(self._filed)
+        if new and len(self._filed) < WORDS_KEPT:
+            by_term = self._words_by_term
+            for word in new:
+                for term in self.word_terms(word):
+                    found = by_term.get(term)
+                    if found is None:
+                        found = by_term[term] = set()
+                    found.add(word)
+            self._filed.update(new)
+        elif new:  # past the limit: those words are checked one by one
+            return {w for w in words if not terms.isdisjoint(self.word_terms(w))}
+        out: set[str] = set()
+        for term in terms:
+            found = self._words_by_term.get(term)
+            if found:
+                out |= words & found if len(found) > len(words) else found & words
+        return out
 
     def word_spans(self, text: str) -> Iterator[tuple[int, int, tuple[str, ...]]]:
         """(start, end, terms) of each word of ``text`` (each CJK bigram), in order."""

@@ -8,7 +8,8 @@ analyzer       the manifest the index was      inline (reads one row)
 link graph     the graph kept with the index   inline; read as kept (graph/sync.py), or
                (files and links otherwise)     resolved here while the kept one lags a write
 graph view     the link graph over file ids    inline
-dates trusted  every document's date           inline
+dates trusted  every document's date           inline the first time; after a change in
+                                               the background, at most every 10 s
 vector index   the model's vectors             kept once per model; it follows the change
                                                token itself, incrementally (store/ann.py)
 embedding      counting vectors per chunk      inline, or in the background for searches and
@@ -56,6 +57,11 @@ SPELLING_THROTTLE = 30.0
 server taking memory writes would otherwise read every term again on the next search with a
 word that matches nothing after each write. A term the last read missed is not offered for at
 most this long; a term since gone is offered and matches nothing."""
+DATES_THROTTLE = 10.0
+"""Seconds between re-reads of every document's date (whether recency can trust them) while
+the index changes: a server taking memory writes re-read them all on each search after each
+write (a third of a search's time on the 992-page Hugo docs). The verdict turns only when a
+bulk copy or checkout gives most documents one time; it follows at most this much later."""
 CONCEPT_THROTTLE = 3600.0
 """Seconds between rebuilds of the concept vocabulary (every vocabulary word is embedded)."""
 Communities = dict[int, int]
@@ -101,7 +107,13 @@ class IndexValues:
             "links", lambda: current_link_graph(self.state.store, self.cap), token
         )
         self._graph_view = Derived("graph-view", self._build_graph_view, token)
-        self._dates_trusted = Derived("dates", self._check_dates, token)
+        self._dates_trusted = Derived(
+            "dates",
+            lambda: self._check_dates(self.state.store),
+            token,
+            background=self._check_dates_apart,
+            throttle=DATES_THROTTLE,
+        )
         self._vectors = Derived("vectors", self._open_vector_index, lambda: state.model_id)
         self._progress = Derived(
             "count",
@@ -185,7 +197,9 @@ class IndexValues:
         return self._graph_view.get()
 
     def dates_trusted(self) -> bool:
-        """Whether the documents' dates say when they were written (recency, ``auto``)."""
+        """Whether the documents' dates say when they were written (recency, ``auto``);
+        after a change, the last verdict answers while a new one is read in the background
+        (:data:`DATES_THROTTLE`)."""
         return self._dates_trusted.get()
 
     def vector_index(self) -> VectorIndex:
@@ -267,10 +281,15 @@ class IndexValues:
 
         return GraphView.build(self.link_graph(), ids)
 
-    def _check_dates(self) -> bool:
+    def _check_dates(self, store: Store) -> bool:
         # Kinds whose dates are always real (commits) say nothing of whether the notes' are.
         real = [spec.name for spec in specs() if not spec.judges_dates]
-        return recency.dates_trustworthy(self.state.store.document_dates(exclude_kinds=real))
+        return recency.dates_trustworthy(store.document_dates(exclude_kinds=real))
+
+    def _check_dates_apart(self) -> bool:
+        yield_cpu()
+        with self.state.reader() as store:
+            return self._check_dates(store)
 
     def _open_vector_index(self) -> VectorIndex:
         v = self.settings.vectors

@@ -48,7 +48,15 @@ def matched_spans(
                 return t
         return None
 
+    def wanted_term(word: str) -> str | None:
+        return wanted(analyzer.word_terms(word))
+
     words = analyzer.plain_words(text)
+    if words is not None and not starts:
+        # No CJK, no prefix: the words holding a query term, by set operations over the words
+        # filed by term (``Analyzer.words_holding``), then found in order.
+        held = {w: t for w in analyzer.words_holding(words, terms) if (t := wanted_term(w))}
+        return _occurrences(text, held) if held else []
     if words is not None:
         # No CJK: each distinct word is looked up once (in a table kept for the query's terms,
         # as every result of a search asks the same), then the words are found in order.
@@ -100,6 +108,12 @@ def _occurrences(text: str, hits: dict[str, str]) -> list[tuple[int, int, str]]:
     return found
 
 
+KEPT_SNIPPETS = 1024
+"""Snippets kept for the next search that shows the same section for the same query terms (a
+server answers popular queries over and over; a snippet depends on nothing else). The texts
+are those :data:`~noteseek.search.plain.KEPT_TEXTS` keeps too: a few MB at most."""
+
+
 def make_snippet(
     text: str,
     terms: set[str],
@@ -114,6 +128,35 @@ def make_snippet(
 
     ``plain``: ``text`` is Markdown, shown as plain text (false: shown as it is, as a diff).
     """
+    snippet, matched = _snippet(
+        text, frozenset(terms), tuple(prefixes), analyzer, width, markers, plain
+    )
+    return snippet, list(matched)
+
+
+@lru_cache(maxsize=KEPT_SNIPPETS)
+def _snippet(
+    text: str,
+    terms: frozenset[str],
+    prefixes: tuple[str, ...],
+    analyzer: Analyzer,
+    width: int,
+    markers: tuple[str, str],
+    plain: bool,
+) -> tuple[str, tuple[str, ...]]:
+    snippet, matched = _make_snippet(text, set(terms), prefixes, analyzer, width, markers, plain)
+    return snippet, tuple(matched)
+
+
+def _make_snippet(
+    text: str,
+    terms: set[str],
+    prefixes: Sequence[str],
+    analyzer: Analyzer,
+    width: int,
+    markers: tuple[str, str],
+    plain: bool,
+) -> tuple[str, list[str]]:
     if plain:
         markdown = text
         text = plain_text(markdown)

@@ -203,6 +203,10 @@ class SQLiteKeywordIndex(SQLiteCore):
         """Documents holding each of ``terms`` (those held by none are left out)."""
         if not terms:
             return {}
+        with self._lock:
+            found = self._postings_state.parts(self._conn, self.change_token(), "docs", Filters())
+        if found is not None:  # from the saved postings' term offsets: no doclist is read
+            return postings_search.documents(found.parts, terms)
         marks = ",".join("?" * len(terms))
         rows = self._vocabulary_rows(f"WHERE term IN ({marks})", tuple(terms))
         return {str(r[0]): int(r[1]) for r in rows}
@@ -246,7 +250,7 @@ class SQLiteKeywordIndex(SQLiteCore):
                 found = self._postings("chunks", KeywordQuery((clause,)), Filters())
                 if found is not None:
                     phrases = self._phrase_rows("chunks_fts")
-                    cached = postings_search.count(found.parts, clause, phrases) >= limit
+                    cached = postings_search.reaches(found.parts, clause, phrases, limit)
                 else:
                     n = self._conn.execute(
                         "SELECT count(*) FROM (SELECT 1 FROM chunks_fts WHERE chunks_fts "

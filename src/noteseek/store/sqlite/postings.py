@@ -15,6 +15,7 @@ chunks, 65,535 for whole documents: ``postings_state.TF_TYPES``).
 
 from __future__ import annotations
 
+import functools
 import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -29,6 +30,8 @@ FIELDS = len(FTS_FIELDS)
 TF_MAX = 65535
 """The most occurrences of a term per field and row any postings hold (FTS5 counts on; long
 before this BM25's term frequency part has saturated)."""
+TERMS_KEPT = 100_000
+"""Term numbers a :class:`Postings` keeps once looked up (a few MB at most)."""
 BATCH_ROWS = 4096
 BATCH_CHARS = 2_000_000
 """Rows, and characters of text, tokenised per step of a build at most (bounds the build's
@@ -75,8 +78,24 @@ class Postings:
     def size(self) -> int:
         return int(self.rows.shape[0])
 
+    @functools.cached_property
+    def _numbers(self) -> dict[str, int]:
+        """Term -> its number (or -1), for the terms looked up so far (not a field: neither
+        saved nor compared)."""
+        return {}
+
     def term(self, term: str) -> int:
-        """The term's number, -1 when no row holds it."""
+        """The term's number, -1 when no row holds it (kept for the next look-up: a query's
+        words come back in the next queries, and each look-up is two binary searches)."""
+        numbers = self._numbers
+        found = numbers.get(term)
+        if found is None:
+            found = self._find(term)
+            if len(numbers) < TERMS_KEPT:
+                numbers[term] = found
+        return found
+
+    def _find(self, term: str) -> int:
         h = term_hash(term)
         lo = int(np.searchsorted(self.hashes, h, "left"))
         hi = int(np.searchsorted(self.hashes, h, "right"))

@@ -278,6 +278,42 @@ def count(parts: Sequence[Part], clause: Clause, phrase_rows: PhraseRows) -> int
     return total
 
 
+def reaches(parts: Sequence[Part], clause: Clause, phrase_rows: PhraseRows, limit: int) -> bool:
+    """Whether :func:`count` is at least ``limit``; no postings (nor a phrase's rows) are read
+    when the rows holding each word, live or not, say it cannot be: a phrase is in no more
+    rows than its rarest word, and a clause in no more than its alternatives together."""
+    bound = 0
+    for alt in clause.alternatives:
+        if alt:
+            bound += min(sum(_held(part.postings, word) for part in parts) for word in alt)
+    return bound >= limit and count(parts, clause, phrase_rows) >= limit
+
+
+def _held(postings: Postings, term: str) -> int:
+    """Rows holding ``term`` in ``postings``, live or not (from the term offsets alone)."""
+    t = postings.term(term)
+    return 0 if t < 0 else int(postings.starts[t + 1] - postings.starts[t])
+
+
+def documents(parts: Sequence[Part], terms: Sequence[str]) -> dict[str, int]:
+    """The live rows holding each of ``terms`` (those held by none are left out): what
+    FTS5's ``fts5vocab`` table of type ``row`` says in its ``doc`` column. A part with no
+    deleted rows answers from its term offsets alone, without reading any postings."""
+    out: dict[str, int] = {}
+    for term in dict.fromkeys(terms):
+        n = 0
+        for part in parts:
+            postings = part.postings
+            if part.alive is None:
+                n += _held(postings, term)
+            else:
+                rows, _ = postings.postings(term)
+                n += int(np.count_nonzero(part.alive[rows]))
+        if n:
+            out[term] = n
+    return out
+
+
 def _postings(
     parts: Sequence[Part],
     words: tuple[str, ...],
