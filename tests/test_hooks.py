@@ -395,10 +395,22 @@ def test_a_prompt_hook_asks_the_projects_mcp_server(folder: Path, tmp_path: Path
             await eventually(listening, timeout=30)
             (entry,) = registry.glob("*.json")
             assert oct(entry.stat().st_mode & 0o777) == "0o600"
-            url = json.loads(entry.read_text())["url"]
-            assert url.startswith("http://127.0.0.1:")
+            registered = json.loads(entry.read_text())
+            url, token = registered["url"], registered["token"]
+            assert url.startswith("http://127.0.0.1:") and len(token) >= 32
+            async with httpx.AsyncClient(timeout=60) as http:
+                # Asked directly first, with the registered token: the answer the hook must
+                # pass on (and the server's first recall, which loads what a search needs,
+                # is not timed by the hook's 2 s wait).
+                direct = await http.post(
+                    url + servers.RECALL_ROUTE,
+                    json={"prompt": asked["prompt"]},
+                    headers={"Authorization": f"Bearer {token}"},
+                )
+                assert direct.status_code == 200, direct.text
             out = await anyio.to_thread.run_sync(hook_with, silent, "prompt", asked)
             assert "auth-tokens.md:" in out and "every 7 days" in out
+            assert out.strip() == direct.json()["text"]
             async with httpx.AsyncClient() as http:
                 refused = await http.post(url + servers.RECALL_ROUTE, json={"prompt": "x y"})
                 assert refused.status_code == 401

@@ -13,7 +13,6 @@ from typing import Any
 from noteseek.embed.base import MODEL_META_KEY
 from noteseek.engine.checking import last_check
 from noteseek.engine.state import IndexState
-from noteseek.engine.writer import live_holder
 from noteseek.indexing.styles import stored_styles
 from noteseek.store.errors import IndexCorrupt
 from noteseek.store.folder import damaged_message
@@ -92,6 +91,8 @@ def _contents(state: IndexState, out: dict[str, Any]) -> dict[str, Any]:
     }
     if total > embedded and emb.enabled and not state.keyword_only():
         # Who is embedding the rest, if a writer runs (a background index, serve, mcp, watch).
+        from noteseek.engine.writer import live_holder  # loads the lock library: only here
+
         holder = live_holder(state.index_dir)
         if holder is not None and holder.get("pid") != os.getpid():
             out["embedding"]["writer"] = {
