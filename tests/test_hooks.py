@@ -387,7 +387,11 @@ def test_a_prompt_hook_asks_the_projects_mcp_server(folder: Path, tmp_path: Path
 
     async def main() -> None:
         async with session(folder, env=env) as client:
-            await call(client, "index_status")
+
+            async def ready() -> bool:  # the first reconcile done: the memories indexed
+                return bool((await call(client, "index_status"))["status"] == "ready")
+
+            await eventually(ready, timeout=60)
 
             async def listening() -> bool:
                 return bool(list(registry.glob("*.json")))
