@@ -22,6 +22,7 @@ import anyio
 
 from noteseek import __version__, servers
 from noteseek.operations import OperationError, Runtime, input_schema, mcp_operations
+from noteseek.operations.errors import HTTP_STATUS
 from noteseek.operations.search import index_line
 from noteseek.search.plain import plain_text
 
@@ -307,7 +308,7 @@ class _Hooks:
         try:
             return 200, self.runtime.call("recall_memories", body)
         except OperationError as exc:
-            return (400 if exc.kind == "invalid" else 503), {"error": str(exc)}
+            return HTTP_STATUS[exc.kind], {"error": str(exc)}
         except Exception:
             log.exception("the prompt hook's route failed")
             return 500, {"error": "internal error (see the log)"}

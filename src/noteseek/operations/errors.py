@@ -1,8 +1,9 @@
 """The kinds of error an operation can end with, and the engine's exceptions mapped onto them.
 
-Every door maps a kind once: the CLI to an exit code, HTTP to a status, MCP to ``isError``
-with the message. The message is written for the caller (an agent or a person) and says what
-was wrong precisely enough to fix the request; it is the same through every door.
+Every door maps a kind once: the CLI to an exit code, HTTP to a status (:data:`HTTP_STATUS`,
+here since two listeners answer over HTTP: ``serve`` and the hook route beside ``mcp``), MCP to
+``isError`` with the message. The message is written for the caller (an agent or a person)
+and says what was wrong precisely enough to fix the request; it is the same through every door.
 """
 
 from __future__ import annotations
@@ -67,6 +68,16 @@ class Conflict(OperationError):
 
 class Unavailable(OperationError):
     kind = "unavailable"
+
+
+HTTP_STATUS: dict[ErrorKind, int] = {
+    "invalid": 400,
+    "not_found": 404,
+    "ambiguous": 409,
+    "conflict": 409,
+    "unavailable": 503,
+}
+"""Each kind of operation error, once, as an HTTP status."""
 
 
 def as_operation_error(exc: BaseException) -> OperationError | None:

@@ -207,24 +207,23 @@ def _ask_server(args: argparse.Namespace, hook: HookInput) -> str | None:
 
 
 def _detach(argv: list[str], payload: bytes) -> None:
-    """Run this hook again with ``--wait`` in a process of its own (its own session: it
-    outlives the agent's hook call), handing it the payload; return at once."""
+    """Run this hook again with ``--wait`` in a process of its own (it outlives the agent's
+    hook call), handing it the payload; return at once."""
     import subprocess
 
+    from noteseek.interfaces.cli.detached import start_detached
+
     log = _log_file()
-    child = subprocess.Popen(
-        [sys.executable, "-m", "noteseek.interfaces.cli", "hook", *argv, "--wait"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.DEVNULL,
-        stderr=log if log is not None else subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    if log is not None:
-        log.close()
-    assert child.stdin is not None
-    with contextlib.suppress(BrokenPipeError):
-        child.stdin.write(payload)
-    child.stdin.close()
+    try:
+        start_detached(
+            ["hook", *argv, "--wait"],
+            stdout=subprocess.DEVNULL,
+            stderr=log if log is not None else subprocess.DEVNULL,
+            payload=payload,
+        )
+    finally:
+        if log is not None:
+            log.close()
 
 
 def _log_file() -> Any:

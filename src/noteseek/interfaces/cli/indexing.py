@@ -134,34 +134,27 @@ EMBED_LOG = "embed.log"
 
 def _pending(engine: Any) -> int:
     """Chunks left to embed, when this index embeds at all."""
-    emb = engine.status().get("embedding") or {}
-    if not emb.get("enabled") or emb.get("keyword_only"):
+    if not engine.wants_vectors():
         return 0
-    return int(emb.get("pending") or 0)
+    embedded, total = engine.embedding_progress()
+    return int(total - embedded)
 
 
 def _embed_in_background(index_dir: Path, pending: int) -> dict[str, Any]:
     """Start ``noteseek index`` again (the same options, less the ones this run did) in a
     process of its own that outlives this one, to embed the ``pending`` chunks; what it is."""
-    import os
-    import subprocess
     import sys
+
+    from noteseek.interfaces.cli.detached import start_detached
 
     dropped = {"--background", "--force", "--json", "--embed"}
     argv = [a for a in sys.argv[1:] if a not in dropped]
     log_path = index_dir / EMBED_LOG
     with log_path.open("ab") as log:
-        child = subprocess.Popen(
-            [sys.executable, "-m", "noteseek.interfaces.cli", *argv],
-            cwd=os.getcwd(),
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=log,
-            start_new_session=True,  # a Ctrl-C in this terminal does not reach it
-        )
+        pid = start_detached(argv, stdout=log, stderr=log)
     return {
         "background": True,
-        "pid": child.pid,
+        "pid": pid,
         "pending": pending,
         "estimate_seconds": round(pending / EMBED_RATE),
         "log": str(log_path),

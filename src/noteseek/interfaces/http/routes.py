@@ -21,24 +21,18 @@ from pydantic import BaseModel, Field
 from noteseek.interfaces.http.guard import ApiError
 from noteseek.operations import (
     ERROR_MEANING,
-    ErrorKind,
     Operation,
     Runtime,
     http_operations,
     input_schema,
     parse,
 )
+from noteseek.operations.errors import HTTP_STATUS
 from noteseek.operations.json_shape import MAX_DEPTH, MAX_KEYS
 from noteseek.operations.results import IndexInfo, SearchResult
 
-ERROR_STATUS: dict[ErrorKind, int] = {
-    "invalid": 400,
-    "not_found": 404,
-    "ambiguous": 409,
-    "conflict": 409,
-    "unavailable": 503,
-}
-"""Each kind of operation error, once, as an HTTP status."""
+ERROR_STATUS = HTTP_STATUS
+"""Each kind of operation error, once, as an HTTP status (``operations/errors.py``)."""
 
 ERROR_TEXT = {
     400: ERROR_MEANING["invalid"] + " Or the body is not valid JSON, or its JSON is nested "
