@@ -90,7 +90,7 @@ class SQLiteCore:
         conn = sqlite3.connect(self._uri(), uri=True, isolation_level=None, check_same_thread=False)
         conn.execute("PRAGMA busy_timeout = 10000")
         if not self.readonly:
-            conn.execute("PRAGMA journal_mode = WAL")
+            _set_wal(conn)
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA foreign_keys = ON")
         conn.execute("PRAGMA temp_store = MEMORY")
@@ -348,3 +348,24 @@ def split_sql(script: str) -> list[str]:
     if buf and "".join(buf).strip():
         statements.append("\n".join(buf))
     return statements
+
+
+WAL_WAIT = 10.0
+"""Seconds a new connection waits to switch the file to WAL while another holds it."""
+
+
+def _set_wal(conn: sqlite3.Connection) -> None:
+    """``journal_mode = WAL``, waiting while another connection holds the file: the switch
+    does not wait on ``busy_timeout`` (a reader opening the index while the writer created it
+    failed at once with "database is locked")."""
+    import time
+
+    deadline = time.monotonic() + WAL_WAIT
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
