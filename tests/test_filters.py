@@ -76,11 +76,11 @@ def test_a_condition_key_with_a_control_character_is_refused() -> None:
 def test_a_condition_is_read_in_linear_time() -> None:
     # A lazy regular expression took 3.2 s for 20,000 spaces, growing with their square (a
     # request body of 1 MB holds 50 times more).
-    started = time.perf_counter()
+    started = time.process_time()  # CPU time: a busy machine does not stretch it
     with pytest.raises(FilterError):
         parse_where(["k" + " " * 60_000 + "v"])
     assert parse_where(["k=" + " " * 60_000 + "x"]) == [("k", "=", "x")]
-    assert time.perf_counter() - started < 1.0
+    assert time.process_time() - started < 1.0
 
 
 @pytest.mark.parametrize("what", ["tags", "where", "roots", "authors"])

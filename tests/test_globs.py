@@ -75,12 +75,12 @@ def test_gitignore_rules(patterns: list[str], path: str, expected: bool) -> None
 def test_a_backtracking_pattern_is_matched_in_linear_time() -> None:
     # Python's re took minutes on this; each path here costs microseconds to milliseconds.
     names = ["a" * 250, "notes/" + "a" * 250 + ".md", "x/" * 1000 + "a" * 250]
-    started = time.perf_counter()
+    started = time.process_time()  # CPU time: a busy machine does not stretch it
     for name in names:
         assert not path_match("*a*a*a*a*a*ab", name)
         assert not path_match("**/**/**/**/**/**/b", name)
     assert path_match("*a*a*a*a*a*ab", "a" * 250 + "b")
-    assert time.perf_counter() - started < 1.0
+    assert time.process_time() - started < 1.0
 
 
 @pytest.mark.parametrize(

@@ -368,9 +368,9 @@ def test_slash_links_resolve_by_lookup_and_the_graph_keeps_each_documents_first_
     links = [
         RawLink("n/f0/n0.md", f"f{i % 100}/n{i % 5_000}", "wikilink", i + 1) for i in range(20_000)
     ]
-    started = time.perf_counter()
+    started = time.process_time()  # CPU time: a busy machine does not stretch it
     graph = LinkGraph.build(notes, links)
-    assert time.perf_counter() - started < 2.0
+    assert time.process_time() - started < 2.0
     assert len(graph.edges) == 20_000 - 4  # n0 links to itself four times
     assert graph.edges[0].target == "n/f1/n1.md"
     capped = LinkGraph.build(notes, links, max_per_document=100)

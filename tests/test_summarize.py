@@ -498,9 +498,9 @@ def test_extractive_empty_input_and_many_sentences_fast() -> None:
         for d in range(40)
     ]
     embed([s.text for s in split_sentences(passages)])  # embedding is not what is timed
-    started = time.perf_counter()
+    started = time.process_time()  # CPU time: a busy machine does not stretch it
     summary = summarizer.summarize(passages, max_chars=2000)
-    assert time.perf_counter() - started < 1.0  # 4,000 sentences
+    assert time.process_time() - started < 1.0  # 4,000 sentences (0.2 s here)
     assert 0 < len(summary.text) <= 2000
     seen: list[int] = []
 
