@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/git_history.py [--bundle PATH] [--index-dir DIR] [--no-embed]
         [--queries 200] [--modes keyword semantic hybrid] [--workers 0] [--json]
+        [--set git.embed_diffs=false]
 
 The repository is ``../shared/data/git/dendron-site.bundle`` (4,301 commits, 2020-2022),
 cloned into a temporary folder and indexed as one root of kind ``git``:
@@ -134,7 +135,9 @@ def added_page_set(repo: Path, size: int, rng: random.Random) -> list[KnownItem]
     return sorted(rng.sample(items, min(size, len(items))), key=lambda k: k.query_id)
 
 
-def open_index(repo: Path, index_dir: Path, workers: int) -> Engine:
+def open_index(repo: Path, index_dir: Path, workers: int, settings: Sequence[str] = ()) -> Engine:
+    """The bench's engine; ``settings`` are ``KEY=VALUE`` config overrides (``git.embed_diffs
+    =false``), values read as JSON where they parse (numbers, booleans), else as text."""
     flags: dict[str, Any] = {
         "index.dir": str(index_dir),
         f"roots.{ROOT}.path": str(repo),
@@ -142,6 +145,12 @@ def open_index(repo: Path, index_dir: Path, workers: int) -> Engine:
         "memory.enabled": False,
         "index.workers": workers,
     }
+    for setting in settings:
+        key, _, value = setting.partition("=")
+        try:
+            flags[key] = json.loads(value)
+        except json.JSONDecodeError:
+            flags[key] = value
     index_dir.mkdir(parents=True, exist_ok=True)
     return open_engine(index_dir, flags=flags, environ={})
 
@@ -188,12 +197,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--modes", nargs="+", choices=MODES, default=list(MODES))
     parser.add_argument("--workers", type=int, default=0, help="index.workers (0 = one per core)")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--set",
+        dest="settings",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a config override, e.g. git.embed_diffs=false (repeatable)",
+    )
     args = parser.parse_args(argv)
     if not args.bundle.exists():
         print(f"no bundle at {args.bundle}: the shared data is absent", file=sys.stderr)
         return 2
     modes = [m for m in args.modes if not (args.no_embed and m != "keyword")]
-    out: dict[str, Any] = {"bundle": args.bundle.name}
+    out: dict[str, Any] = {"bundle": args.bundle.name, "settings": args.settings}
     with tempfile.TemporaryDirectory(prefix="noteseek-git-bench-") as tmp:
         repo = Path(tmp) / "repo"
         subprocess.run(["git", "clone", "-q", str(args.bundle), str(repo)], check=True)
@@ -205,7 +222,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         }
         index_dir = args.index_dir or Path(tmp) / "index"
         fresh = not (index_dir / "index.db").exists()
-        with open_index(repo, index_dir, args.workers) as engine:
+        with open_index(repo, index_dir, args.workers, args.settings) as engine:
             started = time.perf_counter()
             report = engine.index(keyword_only=True)
             seconds = time.perf_counter() - started

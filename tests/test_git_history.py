@@ -97,6 +97,29 @@ def test_a_commit_is_found_by_its_intent_with_the_hunk_that_matched(
     assert len(hashes(found)) == len(set(hashes(found)))
 
 
+@pytest.mark.parametrize("embed_diffs", [True, False])
+def test_git_embed_diffs_decides_whether_hunks_are_embedded(
+    tmp_path: Path, site: Repo, embed_diffs: bool
+) -> None:
+    eng = engine_for(git_project(tmp_path, site), **{"git.embed_diffs": embed_diffs})
+    eng.index()
+    expiry = next(
+        f for f in eng.store.iter_files("site") if f.title.startswith("Explain token expiry")
+    )
+    rows = eng.store.file_chunks(expiry.file_id)
+    message = [r for r in rows if "logged out without warning" in r.text]
+    hunks = [r for r in rows if "+Tokens expire after 15 minutes" in r.text]
+    assert message and hunks and not set(message) & set(hunks)
+    assert all(r.embed_key for r in message)  # the message is always embedded
+    assert all(bool(r.embed_key) is embed_diffs for r in hunks)
+    pending = {
+        r.text for r in eng.store.chunk_rows([i for _, i in eng.store.pending_embeddings("m")])
+    }
+    assert any("logged out without warning" in t for t in pending)
+    assert any("+Tokens expire" in t for t in pending) is embed_diffs
+    eng.close()
+
+
 def test_filters_are_applied_inside_retrieval(engine: Engine) -> None:
     def subjects(**filters: object) -> list[str]:
         query = "auth guide tokens deployment notes"

@@ -66,6 +66,22 @@ def test_stored_vectors_count_for_every_chunk_with_their_key(store: Store) -> No
     assert store.vector_models() == {MODEL: 2}
 
 
+def test_a_chunk_without_a_key_is_never_embedded_nor_awaited(store: Store) -> None:
+    """A chunk with no embedding key (a commit's hunk under ``git.embed_diffs = false``) is
+    not pending and does not count as waiting for a vector: the index is fully embedded
+    without it."""
+    prepared = make_file("notes", "a.md", [("", "a message"), ("", "a hunk's changed lines")])
+    prepared.chunks[1].embed_key = ""
+    fill(store, [prepared])
+    assert [store.chunk_rows([r])[0].text for _, r in store.pending_embeddings(MODEL)] == [
+        "a message"
+    ]
+    assert store.vector_progress(MODEL) == (0, 1)
+    store.put_vectors(MODEL, [(prepared.chunks[0].embed_key, unit(1).tobytes())])
+    assert store.vector_progress(MODEL) == (1, 1)
+    assert store.pending_embeddings(MODEL) == []
+
+
 def test_vectors_by_rowid(store: Store) -> None:
     fill(store)
     vectors = store_vectors(store)

@@ -24,6 +24,12 @@ class GitSettings(Section):
         "(search.document_weight for documents): 0 ranks a commit by its best-matching "
         "section (measured in docs/evaluation.md; it also halves keyword latency).",
     )
+    embed_diffs: bool = Field(
+        default=True,
+        description="Embed each changed file's hunks as well as the commit's message, its "
+        "file list and added pages' names (false: about one text a commit to embed instead "
+        "of seven; the keyword lane still reads the hunks; measured in docs/evaluation.md).",
+    )
     max_file_lines: int = Field(
         default=120,
         ge=10,

@@ -78,26 +78,32 @@ def commit_outcomes(
         if isinstance(commit, str):
             yield Outcome(item, "skipped", problems=[("skipped", commit)])
         elif pool is None:
-            yield prepare_commit(item, commit, render_commit(commit), analyzer, max_chars)
+            yield prepare_commit(
+                item, commit, render_commit(commit), analyzer, max_chars, source.embed_diffs
+            )
         else:
             batch.append((item, commit))
             if len(batch) == POOL_BATCH:
-                pending.append(pool.submit(prepare_in_worker, batch, max_chars))
+                pending.append(pool.submit(prepare_in_worker, batch, max_chars, source.embed_diffs))
                 batch = []
                 while len(pending) > IN_FLIGHT:
                     yield from pending.popleft().result()
     if batch and pool is not None:
-        pending.append(pool.submit(prepare_in_worker, batch, max_chars))
+        pending.append(pool.submit(prepare_in_worker, batch, max_chars, source.embed_diffs))
     while pending:
         yield from pending.popleft().result()
     for item in by_hash.values():  # the reader never answered for these
         yield Outcome(item, "skipped", problems=[("skipped", "git did not return this commit")])
 
 
-def prepare_in_worker(batch: list[tuple[FoundFile, Commit]], max_chars: int) -> list[Outcome]:
+def prepare_in_worker(
+    batch: list[tuple[FoundFile, Commit]], max_chars: int, embed_diffs: bool = True
+) -> list[Outcome]:
     """:func:`prepare_commit` for a batch, in a worker process."""
     analyzer = worker_analyzer()
-    return [prepare_commit(f, c, render_commit(c), analyzer, max_chars) for f, c in batch]
+    return [
+        prepare_commit(f, c, render_commit(c), analyzer, max_chars, embed_diffs) for f, c in batch
+    ]
 
 
 def prepare_commit(
@@ -106,14 +112,18 @@ def prepare_commit(
     rendered: RenderedCommit,
     analyzer: Analyzer,
     max_chars: int,
+    embed_diffs: bool = True,
 ) -> Outcome:
-    """The rows of one commit (see the module docstring)."""
+    """The rows of one commit (see the module docstring). Without ``embed_diffs`` the hunks'
+    chunks get no embedding key: only the message, the file lists and the added pages' name
+    rows are embedded."""
     doc_id = f"{found.root}/{found.path}"
     subject = commit.subject.strip() or "(no subject)"
     lines = rendered.text.split("\n")
     chunks: list[Chunk] = []
     fields: list[tuple[str, str]] = []  # (headings, body) per chunk, analyzed below
     names: dict[int, tuple[str, str]] = {}  # chunk ordinal -> (title, alias) of a name row
+    hunks: set[int] = set()  # ordinals of the chunks that hold a file's changed lines
 
     start, end = rendered.message
     body = commit.body.strip()
@@ -137,6 +147,7 @@ def prepare_commit(
             chunks.append(_chunk(doc_id, len(chunks), (change.path,), at, at, lines[at - 1]))
             fields.append((change.path, ""))
         for text, (a, b) in _file_pieces(section, lines, max_chars):
+            hunks.add(len(chunks))
             chunks.append(_chunk(doc_id, len(chunks), (change.path,), a, b, text))
             # A merge's hunk keeps no keyword terms at all: with only its path left, a short
             # row matched a page's name better than the commit that wrote the page.
@@ -168,7 +179,9 @@ def prepare_commit(
             IndexedChunk(
                 c,
                 (title, aliases, analyzer.text(heads), "", *analyzer.split_terms(text)),
-                embedding_key(embedding_input(subject, found.path, c.heading_path, shown)),
+                ""
+                if c.ordinal in hunks and not embed_diffs
+                else embedding_key(embedding_input(subject, found.path, c.heading_path, shown)),
             )
         )
     record = FileRecord(

@@ -392,7 +392,8 @@ class VectorStore(Protocol):
         ...
 
     def vector_progress(self, model: str) -> tuple[int, int]:
-        """(chunks that have a vector of ``model``, all chunks)."""
+        """(chunks that have a vector of ``model``, chunks that want one: a chunk without an
+        embedding key is never embedded)."""
         ...
 
     def vector_models(self) -> dict[str, int]:

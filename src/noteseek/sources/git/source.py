@@ -68,6 +68,8 @@ class GitSource:
             max_lines=git.max_diff_lines,
             max_files=git.max_files,
         )
+        self.embed_diffs = git.embed_diffs
+        """Whether the hunks of a commit are embedded (its message and file list always are)."""
         self._lock = threading.Lock()
         self._signature: str | None = None
         self._commits: dict[str, int] = {}

@@ -119,9 +119,9 @@ class MilvusVectors(MilvusCatalog):
         return [(k, rowid) for k, rowid, _ in todo]
 
     def vector_progress(self, model: str) -> tuple[int, int]:
-        chunks = self._chunk_keys()
-        have = self._existing_keys(self._collection(model), {str(r["embed_key"]) for r in chunks})
-        return sum(1 for r in chunks if str(r["embed_key"]) in have), len(chunks)
+        keys = [key for r in self._chunk_keys() if (key := str(r["embed_key"]))]
+        have = self._existing_keys(self._collection(model), set(keys))
+        return sum(1 for key in keys if key in have), len(keys)
 
     def vector_models(self) -> dict[str, int]:
         out = {}

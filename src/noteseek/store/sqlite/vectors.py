@@ -40,14 +40,21 @@ class SQLiteVectors(SQLiteCore):
         return [(r[0], int(r[1])) for r in rows]
 
     def vector_progress(self, model: str) -> tuple[int, int]:
-        """(chunks that have a vector of ``model``, all chunks)."""
+        """(chunks that have a vector of ``model``, chunks that want one: those with an
+        embedding key; a chunk without one, such as a commit's hunk when ``git.embed_diffs``
+        is off, is never embedded)."""
         # Two counts, each over an index: the left join walked every chunk row, text and all
         # (0.77 s at 165k chunks, against 0.12 s for the join and 2 ms for the total).
         done = self._q(
             "SELECT count(*) FROM vectors v JOIN chunks c ON c.embed_key = v.key WHERE v.model = ?",
             (model,),
         )[0][0]
-        return int(done), int(self._q("SELECT count(*) FROM chunks")[0][0])
+        # The keyless chunks by a seek on that index, taken from the total's count.
+        wanted = self._q(
+            "SELECT (SELECT count(*) FROM chunks) - (SELECT count(*) FROM chunks "
+            "WHERE embed_key = '')"
+        )[0][0]
+        return int(done), int(wanted)
 
     def vector_models(self) -> dict[str, int]:
         return {r[0]: int(r[1]) for r in self._q("SELECT model, count(*) FROM vectors GROUP BY 1")}
