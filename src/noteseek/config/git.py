@@ -28,7 +28,8 @@ class GitSettings(Section):
         default=True,
         description="Embed each changed file's hunks as well as the commit's message, its "
         "file list and added pages' names (false: about one text a commit to embed instead "
-        "of seven; the keyword lane still reads the hunks; measured in docs/evaluation.md).",
+        "of seven; the keyword lane still reads the hunks; measured in docs/evaluation.md). "
+        "Applies to commits indexed from then on; `noteseek rebuild` applies it to all.",
     )
     max_file_lines: int = Field(
         default=120,
