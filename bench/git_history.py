@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/git_history.py [--bundle PATH] [--index-dir DIR] [--no-embed]
         [--queries 200] [--modes keyword semantic hybrid] [--workers 0] [--json]
-        [--set git.embed_diffs=false]
+        [--set git.embed_diffs=false] [--seed 13] [--half a|b]
 
 The repository is ``../shared/data/git/dendron-site.bundle`` (4,301 commits, 2020-2022),
 cloned into a temporary folder and indexed as one root of kind ``git``:
@@ -31,6 +31,7 @@ cloned into a temporary folder and indexed as one root of kind ``git``:
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import random
 import re
@@ -83,7 +84,15 @@ def git(repo: Path, *args: str) -> str:
     return done.stdout
 
 
-def subject_set(repo: Path, size: int, rng: random.Random) -> list[KnownItem]:
+def in_half(query_id: str, half: str) -> bool:
+    """Whether a query belongs to ``half`` (``a`` or ``b``, by a stable hash; ``all``: yes):
+    two halves that never share a query, to tune on one and report on the other."""
+    if half == "all":
+        return True
+    return (hashlib.sha256(query_id.encode()).digest()[0] % 2 == 0) == (half == "a")
+
+
+def subject_set(repo: Path, size: int, rng: random.Random, half: str = "all") -> list[KnownItem]:
     """Commits found by their own subject, prefix removed (unique subjects of >= 4 words)."""
     rows = [
         line.split("\0") for line in git(repo, "log", "--all", "--format=%H%x00%s").splitlines()
@@ -94,10 +103,11 @@ def subject_set(repo: Path, size: int, rng: random.Random) -> list[KnownItem]:
         text = PREFIX.sub("", subject).strip()
         if counts[subject] == 1 and len(text.split()) >= 4 and not subject.startswith("Merge"):
             items.append(KnownItem(f"subject-{sha[:10]}", text, frozenset({sha})))
+    items = [i for i in items if in_half(i.query_id, half)]
     return sorted(rng.sample(items, min(size, len(items))), key=lambda k: k.query_id)
 
 
-def added_page_set(repo: Path, size: int, rng: random.Random) -> list[KnownItem]:
+def added_page_set(repo: Path, size: int, rng: random.Random, half: str = "all") -> list[KnownItem]:
     """Notes found by their title, answered by the commit that added them."""
     log = git(
         repo,
@@ -130,7 +140,7 @@ def added_page_set(repo: Path, size: int, rng: random.Random) -> list[KnownItem]
     items = [
         KnownItem(f"added-{sha[:10]}-{path}", title, frozenset(adders[path]))
         for (sha, path), title in titles.items()
-        if seen[title] == 1 and len(title) >= 3
+        if seen[title] == 1 and len(title) >= 3 and in_half(f"added-{sha[:10]}-{path}", half)
     ]
     return sorted(rng.sample(items, min(size, len(items))), key=lambda k: k.query_id)
 
@@ -198,6 +208,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=0, help="index.workers (0 = one per core)")
     parser.add_argument("--json", action="store_true")
     parser.add_argument(
+        "--half",
+        choices=["all", "a", "b"],
+        default="all",
+        help="draw queries from one half of the candidates only (tune on a, report on b)",
+    )
+    parser.add_argument(
+        "--seed", type=int, default=SEED, help="draws the query sets (another seed: another split)"
+    )
+    parser.add_argument(
         "--set",
         dest="settings",
         action="append",
@@ -210,15 +229,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"no bundle at {args.bundle}: the shared data is absent", file=sys.stderr)
         return 2
     modes = [m for m in args.modes if not (args.no_embed and m != "keyword")]
-    out: dict[str, Any] = {"bundle": args.bundle.name, "settings": args.settings}
+    out: dict[str, Any] = {
+        "bundle": args.bundle.name,
+        "settings": args.settings,
+        "seed": args.seed,
+        "half": args.half,
+    }
     with tempfile.TemporaryDirectory(prefix="noteseek-git-bench-") as tmp:
         repo = Path(tmp) / "repo"
         subprocess.run(["git", "clone", "-q", str(args.bundle), str(repo)], check=True)
         commits = int(git(repo, "rev-list", "--all", "--count").strip())
-        rng = random.Random(SEED)
+        rng = random.Random(args.seed)
         sets = {
-            "subject": subject_set(repo, args.queries, rng),
-            "added-page": added_page_set(repo, args.queries, rng),
+            "subject": subject_set(repo, args.queries, rng, args.half),
+            "added-page": added_page_set(repo, args.queries, rng, args.half),
         }
         index_dir = args.index_dir or Path(tmp) / "index"
         fresh = not (index_dir / "index.db").exists()

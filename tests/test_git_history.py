@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -117,6 +118,19 @@ def test_git_embed_diffs_decides_whether_hunks_are_embedded(
     }
     assert any("logged out without warning" in t for t in pending)
     assert any("+Tokens expire" in t for t in pending) is embed_diffs
+    eng.close()
+
+
+def test_git_semantic_weight_is_commit_searchs_fusion_weight_alone(
+    tmp_path: Path, site: Repo
+) -> None:
+    eng = engine_for(git_project(tmp_path, site), **{"git.semantic_weight": 0.25})
+    searching = eng._searching
+    for kind, expected in (("git", 0.25), ("files", eng.settings.search.semantic_weight)):
+        resources = SimpleNamespace(settings=eng.settings.search, recency_tiers=None)
+        searching._apply(searching._profile(kind), resources)  # type: ignore[arg-type]
+        assert resources.settings.semantic_weight == expected, kind
+    assert eng.settings.search.semantic_weight == 1.5  # documents keep theirs
     eng.close()
 
 

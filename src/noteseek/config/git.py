@@ -31,6 +31,12 @@ class GitSettings(Section):
         "of seven; the keyword lane still reads the hunks; measured in docs/evaluation.md). "
         "Applies to commits indexed from then on; `noteseek rebuild` applies it to all.",
     )
+    semantic_weight: float | None = Field(
+        default=None,
+        ge=0,
+        description="Fusion weight of the semantic lane in commit search "
+        "(search.semantic_weight for documents; unset: the same).",
+    )
     max_file_lines: int = Field(
         default=120,
         ge=10,

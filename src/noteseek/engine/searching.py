@@ -193,6 +193,7 @@ class Searching:
         update = {
             "document_weight": profile.document_weight,
             "max_per_document": profile.max_per_document,
+            "semantic_weight": profile.semantic_weight,
         }
         update = {k: v for k, v in update.items() if v is not None}
         if update:

@@ -68,6 +68,8 @@ class Profile:
     """``search.document_weight`` for these documents."""
     max_per_document: int | None = None
     """``search.max_per_document`` for these documents (0: no cap)."""
+    semantic_weight: float | None = None
+    """``search.semantic_weight`` (the semantic lane's fusion weight) for these documents."""
 
 
 DEFAULT_PROFILE = Profile()

@@ -21,7 +21,12 @@ COMMITS_SCOPE = "commits"
 
 
 def profile(settings: Settings) -> Profile:
-    return Profile(recency=(), document_weight=settings.git.document_weight, max_per_document=0)
+    return Profile(
+        recency=(),
+        document_weight=settings.git.document_weight,
+        max_per_document=0,
+        semantic_weight=settings.git.semantic_weight,
+    )
 
 
 def _discovered(config: LoadedConfig, roots: Mapping[str, RootConfig]) -> dict[str, RootConfig]:
