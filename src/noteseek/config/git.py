@@ -25,17 +25,18 @@ class GitSettings(Section):
         "section (measured in docs/evaluation.md; it also halves keyword latency).",
     )
     embed_diffs: bool = Field(
-        default=True,
+        default=False,
         description="Embed each changed file's hunks as well as the commit's message, its "
         "file list and added pages' names (false: about one text a commit to embed instead "
         "of seven; the keyword lane still reads the hunks; measured in docs/evaluation.md). "
         "Applies to commits indexed from then on; `noteseek rebuild` applies it to all.",
     )
     semantic_weight: float | None = Field(
-        default=None,
+        default=0.1,
         ge=0,
-        description="Fusion weight of the semantic lane in commit search "
-        "(search.semantic_weight for documents; unset: the same).",
+        description="Fusion weight of the semantic lane in commit search (documents: "
+        "search.semantic_weight, 1.5): 0.1 makes it a tie-breaker, as measured on two "
+        "known-item sets (docs/evaluation.md); unset: search.semantic_weight.",
     )
     max_file_lines: int = Field(
         default=120,
