@@ -3,7 +3,8 @@ queries and measured on the other (held-back) half.
 
     PYTHONPATH=src .venv/bin/python bench/tune_levers.py --index-root /tmp/evalix \
         [--dataset scifact-dev=../shared/data/scifact-dev ...] \
-        [--lever fusion --lever fields --lever expansion]
+        [--lever fusion --lever fields --lever fields-joint --lever expansion] \
+        [--set search.weights.title=20 --set search.weights.headings=5]
 
 Uses the indexes (with vectors) that ``noteseek eval SET --index <index-root>/<name>`` built;
 by default scifact-dev and hugo-docs-kis from the shared data. Each set's queries are split
@@ -115,8 +116,8 @@ def keyword_lane(data: SetData, qid: str, settings: Any, query: KeywordQuery | N
     return [(r.rowid, r.blended) for r in found.results]
 
 
-def load(name: str, folder: Path, index_root: Path) -> SetData:
-    ds, engine = eval_engine(folder, index_root / name)
+def load(name: str, folder: Path, index_root: Path, flags: dict[str, Any]) -> SetData:
+    ds, engine = eval_engine(folder, index_root / name, flags=flags)
     if not engine.index_exists:
         raise SystemExit(f"{index_root / name}: run noteseek eval {folder} --index ... first")
     queries = {qid: keyword_query(text, engine) for qid, text in ds.queries.items()}
@@ -714,6 +715,14 @@ def main() -> int:
     ap.add_argument("--index-root", type=Path, required=True)
     ap.add_argument("--dataset", action="append", default=None, help="name=folder")
     ap.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a numeric setting for every engine (the default compared with), e.g. "
+        "search.weights.title=20",
+    )
+    ap.add_argument(
         "--lever",
         action="append",
         choices=("fusion", "fields", "fields-joint", "expansion"),
@@ -728,7 +737,8 @@ def main() -> int:
     for pair in pairs:
         name, _, folder = pair.partition("=")
         started = time.perf_counter()
-        d = load(name, Path(folder), args.index_root)
+        flags = {k: float(v) for k, _, v in (item.partition("=") for item in args.set)}
+        d = load(name, Path(folder), args.index_root, flags)
         sets.append(d)
         allq = list(d.ds.queries)
         kw = {
