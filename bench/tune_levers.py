@@ -1,7 +1,7 @@
 """Issue 34, item 1, second round: three ranking levers tuned on one half of each set's
 queries and measured on the other (held-back) half.
 
-    PYTHONPATH=src .venv/bin/python bench/tune_levers.py --index-root /tmp/evalix \
+    PYTHONPATH=src .venv/bin/python bench/tune_levers.py --index-root INDEXES \
         [--dataset scifact-dev=../shared/data/scifact-dev ...] \
         [--lever fusion --lever fields --lever fields-joint --lever expansion] \
         [--set search.weights.title=20 --set search.weights.headings=5]
