@@ -130,6 +130,12 @@ def test_git_semantic_weight_is_commit_searchs_fusion_weight_alone(
         resources = SimpleNamespace(settings=eng.settings.search, recency_tiers=None)
         searching._apply(searching._profile(kind), resources)  # type: ignore[arg-type]
         assert resources.settings.semantic_weight == expected, kind
+        # Commits keep the field weights their search was tuned with; documents have theirs.
+        weights = resources.settings.weights
+        assert (weights.title, weights.headings) == (
+            (20.0, 5.0) if kind == "git" else (40.0, 1.0)
+        ), kind
+        assert weights.body == eng.settings.search.weights.body
     assert eng.settings.search.semantic_weight == 1.5  # documents keep theirs
     eng.close()
 

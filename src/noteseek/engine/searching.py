@@ -190,11 +190,14 @@ class Searching:
         """Rank by ``profile`` (the searched kinds' own: ``sources/spec.py``)."""
         if profile.recency is not None:
             resources.recency_tiers = list(profile.recency)
-        update = {
+        update: dict[str, Any] = {
             "document_weight": profile.document_weight,
             "max_per_document": profile.max_per_document,
             "semantic_weight": profile.semantic_weight,
         }
+        if profile.field_weights:
+            fields = resources.settings.weights
+            update["weights"] = fields.model_copy(update=dict(profile.field_weights))
         update = {k: v for k, v in update.items() if v is not None}
         if update:
             resources.settings = resources.settings.model_copy(update=update)

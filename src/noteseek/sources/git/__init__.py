@@ -20,12 +20,19 @@ GIT_KIND = "git"
 COMMITS_SCOPE = "commits"
 
 
+COMMIT_FIELD_WEIGHTS = (("title", 20.0), ("headings", 5.0))
+"""A commit's subject (title) and changed paths (headings: an added page's name row matches
+by its path) keep the weights commit search was tuned with when the documents' changed to
+title 40, headings 1 (issue 34): added-page MRR@10 0.844 with these, 0.815 with those."""
+
+
 def profile(settings: Settings) -> Profile:
     return Profile(
         recency=(),
         document_weight=settings.git.document_weight,
         max_per_document=0,
         semantic_weight=settings.git.semantic_weight,
+        field_weights=COMMIT_FIELD_WEIGHTS,
     )
 
 
