@@ -127,7 +127,7 @@ def commit_of(
 def name_rows(commit: Commit) -> list[tuple[str, str, str, str]]:
     """(text, title terms, alias terms, headings terms) of each name row of ``commit``."""
     found = FoundFile("site", commit.hash, "", 0, 0)
-    prepared = prepare_commit(found, commit, render_commit(commit), Analyzer(), 900).prepared
+    prepared = prepare_commit(found, commit, render_commit(commit), Analyzer(), 900, True).prepared
     assert prepared is not None
     return [
         (c.chunk.text, c.fields[0], c.fields[1], c.fields[2])

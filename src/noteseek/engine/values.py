@@ -32,7 +32,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Hashable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from noteseek.config import Settings
 from noteseek.embed.base import Embedder
@@ -43,6 +43,8 @@ from noteseek.priority import yield_cpu
 from noteseek.search import recency
 from noteseek.sources.registry import specs
 from noteseek.store.base import Store, VectorIndex
+
+T = TypeVar("T")
 
 if TYPE_CHECKING:  # numpy's users load with the first search, not with `noteseek status`
     from noteseek.analysis import Analyzer
@@ -111,7 +113,7 @@ class IndexValues:
             "dates",
             lambda: self._check_dates(self.state.store),
             token,
-            background=self._check_dates_apart,
+            background=self._apart(self._check_dates),
             throttle=DATES_THROTTLE,
         )
         self._vectors = Derived("vectors", self._open_vector_index, lambda: state.model_id)
@@ -119,14 +121,16 @@ class IndexValues:
             "count",
             lambda: self.state.store.vector_progress(self.state.model_id),
             token,
-            background=self._count_apart,
+            background=self._apart(lambda store: store.vector_progress(self.state.model_id)),
             expensive=lambda counts, seconds: _in_background(counts[1], seconds),
         )
         self._communities = Derived(
             "communities",
             lambda: communities_of(self.state.store, self.link_graph),
             token,
-            background=self._communities_apart,
+            background=self._apart(
+                lambda store: communities_of(store, lambda: current_link_graph(store, self.cap))
+            ),
             throttle=COMMUNITY_THROTTLE,
             expensive=lambda _, seconds: seconds > COMPUTED_HERE,
         )
@@ -141,7 +145,7 @@ class IndexValues:
             "spelling",
             lambda: self._spelling_of(self.state.store),
             token,
-            background=self._spelling_apart,
+            background=self._apart(self._spelling_of),
             throttle=SPELLING_THROTTLE,
         )
         self._derived: tuple[Derived[Any], ...] = (
@@ -286,11 +290,6 @@ class IndexValues:
         real = [spec.name for spec in specs() if not spec.judges_dates]
         return recency.dates_trustworthy(store.document_dates(exclude_kinds=real))
 
-    def _check_dates_apart(self) -> bool:
-        yield_cpu()
-        with self.state.reader() as store:
-            return self._check_dates(store)
-
     def _open_vector_index(self) -> VectorIndex:
         v = self.settings.vectors
         return self.state.store.vector_index(
@@ -301,20 +300,16 @@ class IndexValues:
             may_save=lambda: _holds_writer(self.state.index_dir),
         )
 
-    def _count_apart(self) -> tuple[int, int]:
-        yield_cpu()
-        with self.state.reader() as store:
-            return store.vector_progress(self.state.model_id)
+    def _apart(self, read: Callable[[Store], T]) -> Callable[[], T]:
+        """``read`` as background work: after searches (``yield_cpu``), on a reader
+        connection of its own."""
 
-    def _communities_apart(self) -> Communities:
-        yield_cpu()
-        with self.state.reader() as store:
-            return communities_of(store, lambda: current_link_graph(store, self.cap))
+        def run() -> T:
+            yield_cpu()
+            with self.state.reader() as store:
+                return read(store)
 
-    def _spelling_apart(self) -> Spelling:
-        yield_cpu()
-        with self.state.reader() as store:
-            return self._spelling_of(store)
+        return run
 
     def _spelling_of(self, store: Store) -> Spelling:
         from noteseek.search.spelling import Spelling

@@ -97,7 +97,7 @@ def commit_outcomes(
 
 
 def prepare_in_worker(
-    batch: list[tuple[FoundFile, Commit]], max_chars: int, embed_diffs: bool = True
+    batch: list[tuple[FoundFile, Commit]], max_chars: int, embed_diffs: bool
 ) -> list[Outcome]:
     """:func:`prepare_commit` for a batch, in a worker process."""
     analyzer = worker_analyzer()
@@ -112,7 +112,7 @@ def prepare_commit(
     rendered: RenderedCommit,
     analyzer: Analyzer,
     max_chars: int,
-    embed_diffs: bool = True,
+    embed_diffs: bool,
 ) -> Outcome:
     """The rows of one commit (see the module docstring). Without ``embed_diffs`` the hunks'
     chunks get no embedding key: only the message, the file lists and the added pages' name

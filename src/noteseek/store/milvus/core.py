@@ -414,8 +414,12 @@ class MilvusCore:
     def change_token(self) -> ChangeToken:
         """Moves whenever any handle commits (the version in ``meta``) or this one does."""
         with self._lock:
-            rows = self._query(schema.META, 'key == "version"', ["value"])
-            return (int(rows[0]["value"]) if rows else 0), self._writes
+            return int(self._version() or 0), self._writes
+
+    def _version(self) -> str | None:
+        """The version row's value as the server answers now (None: no row)."""
+        rows = self._query(schema.META, 'key == "version"', ["value"])
+        return str(rows[0]["value"]) if rows else None
 
     # -- transactions -------------------------------------------------------------------------
 
@@ -481,8 +485,7 @@ class MilvusCore:
             return
         stamp, deadline = str(self._stamp), time.monotonic() + VISIBLE_WAIT
         while time.monotonic() < deadline:
-            rows = self._query(schema.META, 'key == "version"', ["value"])
-            if rows and rows[0]["value"] == stamp:
+            if self._version() == stamp:
                 return
             time.sleep(0.005)
 
