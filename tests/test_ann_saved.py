@@ -192,7 +192,16 @@ def test_updates_over_a_mapped_graph_equal_exact_search(notes_engine: Engine) ->
         vectors = fill_vectors(notes_engine, seed=10 + step)
         assert top(writer, 20 + step) == brute_force(vectors, query(20 + step), 10)
         # the mapped graph copied and brought up to date
-        assert writer.wait_for_hnsw(60), (step, writer.hnsw_error, writer.refresh_error)
+        assert writer.wait_for_hnsw(60), (  # what a failure (once in many runs) looked like
+            step,
+            writer.hnsw_error,
+            writer.refresh_error,
+            writer._builder,
+            writer._last_bulk,
+            writer._generation,
+            writer.size,
+            writer._rows.distinct,
+        )
         for seed in range(5):
             assert top(writer, 30 + seed) == brute_force(vectors, query(30 + seed), 10)
     # Once writes are quiet, the writer saves again, and a fresh process maps the new state.

@@ -134,15 +134,18 @@ class BackgroundCheck:
     def run(self) -> None:
         yield_cpu()
         state = IndexState(self.config)
+        if not state.backend.checkable:  # Milvus keeps (and checks) its own data
+            state.close()
+            return
         started = time.monotonic()
         try:
             while not self.stop.is_set():
                 if not self.reconciled() and time.monotonic() - started < CHECK_START_WAIT:
                     wait = DAMAGED_POLL
+                elif state.damage() is not None:  # before the file is looked for: a rebuild
+                    wait = DAMAGED_POLL  # deletes it; the new file is checked once built
                 elif not state.index_exists:
                     wait = CHECK_POLL  # nothing to check before the first index run
-                elif state.damage() is not None:
-                    wait = DAMAGED_POLL  # being rebuilt: the new file is checked once built
                 else:
                     wait = check_due(state, self.interval)
                 if wait > 0:
@@ -157,6 +160,8 @@ class BackgroundCheck:
         try:
             checked = full_check(state, self.stop)
         except StoreError as exc:  # busy, unreachable: nothing checked, tried again later
+            if state.damage() is not None:  # the file went under it (a rebuild began): the
+                return  # new one is checked as soon as it is built, not a minute later
             log.warning("the full check of the index did not run: %s", exc)
             self.stop.wait(RETRY)
             return

@@ -71,6 +71,12 @@ class Backend(Protocol):
         ...
 
     @property
+    def checkable(self) -> bool:
+        """Whether a full check (``Store.verify``) reads anything: SQLite's file, checked page
+        by page; a Milvus index is kept, and checked, by Milvus itself."""
+        ...
+
+    @property
     def folder(self) -> Path | None:
         """The folder the index's files are in (it is that folder's writer lock that guards
         it), or None for an index kept elsewhere."""
@@ -146,6 +152,7 @@ class SQLiteBackend:
     folder: Path
     name = "sqlite"
     shared = False
+    checkable = True
 
     @property
     def file(self) -> Path:
@@ -241,6 +248,7 @@ class MilvusBackend:
 
     config: MilvusConfig
     shared = True
+    checkable = False
     folder = None
 
     @property
