@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import zlib
+from array import array
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -208,23 +209,26 @@ def _tokenise(
     tf_max: int,
 ) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32], npt.NDArray[Any]]:
     """One batch's (term, row, per-field counts), sorted by term then row."""
-    ids: list[int] = []
-    slots: list[int] = []  # row in batch x FIELDS + field, per token
+    ids = array("q")  # term numbers of every token, in order (C longs: no boxed list)
+    per_slot = [0] * (len(batch) * FIELDS)  # tokens per row x field
+    lookup = vocab.__getitem__
     for n, (_, _, fields) in enumerate(batch):
         total = 0
         for c, text in enumerate(fields):
             if not text:
                 continue
-            tokens = text.split()
-            total += len(tokens)
-            ids.extend(map(vocab.__getitem__, tokens))
-            slots.extend([n * FIELDS + c] * len(tokens))
+            before = len(ids)
+            ids.extend(map(lookup, text.split()))
+            count = len(ids) - before
+            per_slot[n * FIELDS + c] = count
+            total += count
         lengths.append(total)
+    slots = np.repeat(np.arange(len(per_slot), dtype=np.int64), per_slot)
     if not ids:
         empty = np.zeros(0, np.int32)
         return empty, empty, np.zeros((0, FIELDS), dtype=tf_dtype)
     span = len(batch) * FIELDS
-    keys = np.asarray(ids, dtype=np.int64) * span + np.asarray(slots, dtype=np.int64)
+    keys = np.frombuffer(ids, dtype=np.int64) * span + slots
     del ids, slots
     keys, counts = np.unique(keys, return_counts=True)
     term, slot = np.divmod(keys, span)
