@@ -14,12 +14,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import numpy as np
-
 from noteseek.chunking import embedding_input
 from noteseek.embed.base import MODEL_META_KEY as MODEL_META_KEY
 from noteseek.embed.base import Embedder
-from noteseek.indexing.boilerplate import SharedVectors
 from noteseek.store.base import EmbeddingTarget
 
 Progress = Callable[[int, int, str], None]
@@ -83,6 +80,10 @@ def embed_pending(
     prune: bool = True,
 ) -> EmbedReport:
     """Embed every chunk text that lacks a vector of ``embedder``'s model."""
+    import numpy as np  # here: a command that embeds nothing (most index runs) never loads it
+
+    from noteseek.indexing.boilerplate import SharedVectors
+
     started = time.monotonic()
     model = embedder.model_id
     report = EmbedReport(model)

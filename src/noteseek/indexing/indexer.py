@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 from noteseek.config import RootConfig, Settings
-from noteseek.indexing.outcomes import prepared
 from noteseek.indexing.prepare import Outcome, PrepareSettings, RootRules
 from noteseek.indexing.styles import ROOT_STYLES_KEY, resolve_style, stored_styles
 from noteseek.sources.base import FoundFile, Source, SourceContext, printable_path
@@ -384,6 +383,10 @@ class Indexer:
         return source
 
     def _outcomes(self, jobs: list[tuple[FoundFile, str | None]]) -> Iterator[Outcome]:
+        # The parser pool with the first run that has documents to prepare: an unchanged
+        # re-index is mostly start-up, and needs none of it.
+        from noteseek.indexing.outcomes import prepared
+
         workers = self.settings.index.workers or (os.cpu_count() or 1)
         return prepared(jobs, self._sources, self.prepare_settings, workers)
 

@@ -12,8 +12,7 @@ from noteseek.analysis import get_analyzer
 from noteseek.chunking import CHUNKER_VERSION
 from noteseek.config import Settings
 from noteseek.parse import default_registry
-from noteseek.parse.conventions import STYLES_VERSION
-from noteseek.parse.logseq import LOGSEQ_VERSION
+from noteseek.parse.versions import LOGSEQ_VERSION, STYLES_VERSION
 from noteseek.store.migrations import SCHEMA_VERSION
 
 # Bump when the meaning of stored rows changes in a way a schema migration cannot express.

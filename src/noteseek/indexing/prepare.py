@@ -20,10 +20,6 @@ from typing import TYPE_CHECKING, Any, Literal
 from noteseek.analysis import Analyzer, get_analyzer
 from noteseek.chunking import chunk_document, embedding_input, embedding_key
 from noteseek.graph.links import types_links
-from noteseek.parse import default_registry
-from noteseek.parse.conventions import parse_with_style
-from noteseek.parse.logseq import clean_prose
-from noteseek.parse.registry import MARKDOWN_PARSER, ParserRegistry
 from noteseek.sources.base import FoundFile, ReadError, Source
 from noteseek.sources.folder import read_regular
 from noteseek.types import (
@@ -39,6 +35,8 @@ OutcomeKind = Literal["prepared", "same_content", "skipped"]
 
 if TYPE_CHECKING:
     from concurrent.futures import Executor
+
+    from noteseek.parse.registry import ParserRegistry
 
 BulkPreparer = Callable[
     [Source, Sequence[FoundFile], Analyzer, int, "Executor | None"], Iterator["Outcome"]
@@ -106,6 +104,8 @@ def init_worker(settings: PrepareSettings) -> None:
     """Process-pool initializer: build the analyzer and parsers once per process."""
     _STATE["settings"] = settings
     _STATE["analyzer"] = get_analyzer(settings.language, settings.stopwords)
+    from noteseek.parse import default_registry
+
     _STATE["registry"] = default_registry()
 
 
@@ -144,6 +144,12 @@ def prepare_file(
     ``known_hash`` is the stored content hash of this path: equal content (a touched file)
     needs only its stat updated, so it is not parsed again.
     """
+    # The parsers (markdown-it, PyYAML) load with the first file to parse: a run that finds
+    # nothing changed never imports them (an unchanged re-index is mostly start-up).
+    from noteseek.parse.conventions import parse_with_style
+    from noteseek.parse.logseq import clean_prose
+    from noteseek.parse.registry import MARKDOWN_PARSER
+
     if found.size > settings.max_file_size:
         return _skip(
             found, f"larger than the size limit ({found.size:,} > {settings.max_file_size:,} bytes)"

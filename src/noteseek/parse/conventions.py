@@ -28,6 +28,7 @@ from typing import Literal
 from noteseek.parse.logseq import parse_logseq
 from noteseek.parse.markdown import leading_heading, parse_markdown
 from noteseek.parse.text import title_from_path
+from noteseek.parse.versions import STYLES_VERSION
 from noteseek.types import ParsedDocument
 
 __all__ = [
@@ -42,8 +43,6 @@ __all__ = [
 
 Style = Literal["notes", "docs", "logseq", "dendron"]
 CONCRETE_STYLES: tuple[Style, ...] = ("notes", "docs", "logseq", "dendron")
-STYLES_VERSION = "1"
-"""Part of the index manifest: bump when a style would title or parse a note differently."""
 
 _WORDS = re.compile(r"[\W_]+")
 

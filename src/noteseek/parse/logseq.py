@@ -45,6 +45,7 @@ from urllib.parse import unquote
 from noteseek.parse.blocks import build_sections
 from noteseek.parse.markdown import parse_markdown
 from noteseek.parse.text import join_lines, normalize_text, title_from_path
+from noteseek.parse.versions import LOGSEQ_VERSION
 from noteseek.types import Block, Link, ParsedDocument
 
 __all__ = [
@@ -55,8 +56,6 @@ __all__ = [
     "parse_logseq",
 ]
 
-LOGSEQ_VERSION = "1"
-"""Part of the index manifest: bump when a Logseq page would parse differently."""
 
 _PROPERTY = re.compile(r"^[ \t]*(?:- )?([A-Za-z][\w-]*):: ?(.*)$")
 _BULLET = re.compile(r"[-*+](?:[ \t]|$)")

@@ -17,8 +17,6 @@ from collections.abc import Iterable
 from itertools import chain
 from typing import Any
 
-import markdown_it
-
 from noteseek.parse.blocks import build_blocks, build_sections, collect_blocks
 from noteseek.parse.frontmatter import (
     frontmatter_aliases,
@@ -34,15 +32,16 @@ from noteseek.parse.text import (
     split_lines,
     title_from_path,
 )
+from noteseek.parse.versions import MARKDOWN_NAME, MARKDOWN_VERSION
 from noteseek.parse.windows import WINDOW_LINES, windows
 from noteseek.types import ParsedDocument, Section
 
 __all__ = ["PARSER_NAME", "PARSER_VERSION", "leading_heading", "parse_markdown"]
 
-PARSER_NAME = "markdown"
 # The markdown-it version is part of ours: a tokenizer upgrade can move block boundaries, and
 # the index manifest compares this string to decide whether a rebuild is needed.
-PARSER_VERSION = f"3+markdown-it-py.{markdown_it.__version__}"
+PARSER_NAME = MARKDOWN_NAME
+PARSER_VERSION = MARKDOWN_VERSION
 
 
 def parse_markdown(text: str, path: str) -> ParsedDocument:

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Protocol, runtime_checkable
 
-from noteseek.parse import markdown, text
+from noteseek.parse import text
+from noteseek.parse.versions import MARKDOWN_NAME, MARKDOWN_VERSION
 from noteseek.types import ParsedDocument
 
 __all__ = [
@@ -52,9 +53,15 @@ class FunctionParser:
         return self.func(text, path)
 
 
-MARKDOWN_PARSER = FunctionParser(
-    markdown.PARSER_NAME, markdown.PARSER_VERSION, markdown.parse_markdown
-)
+def _parse_markdown(text: str, path: str) -> ParsedDocument:
+    """``parse.markdown.parse_markdown``, loaded with the first document parsed: opening an
+    index and comparing its manifest need the parser's version, not markdown-it."""
+    from noteseek.parse.markdown import parse_markdown
+
+    return parse_markdown(text, path)
+
+
+MARKDOWN_PARSER = FunctionParser(MARKDOWN_NAME, MARKDOWN_VERSION, _parse_markdown)
 TEXT_PARSER = FunctionParser(text.PARSER_NAME, text.PARSER_VERSION, text.parse_text)
 
 
