@@ -91,6 +91,11 @@ class SQLiteCore:
         conn.execute("PRAGMA busy_timeout = 10000")
         if not self.readonly:
             _set_wal(conn)
+            # Checkpoints every 40 MB of log rather than SQLite's 4 MB: a page written again and
+            # again by one run (FTS5's segments, the B-trees' upper levels) is copied into the
+            # file once per checkpoint. A cold index of the 14k-page corpus: 40.7 -> 39.4 s
+            # (mean of 3-4 alternated runs), a second less of system time.
+            conn.execute(f"PRAGMA wal_autocheckpoint = {WAL_CHECKPOINT_PAGES}")
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA foreign_keys = ON")
         conn.execute("PRAGMA temp_store = MEMORY")
@@ -352,6 +357,8 @@ def split_sql(script: str) -> list[str]:
 
 WAL_WAIT = 10.0
 """Seconds a new connection waits to switch the file to WAL while another holds it."""
+WAL_CHECKPOINT_PAGES = 10_000
+"""Pages of write-ahead log after which a writer's commit copies them into the file."""
 
 
 def _set_wal(conn: sqlite3.Connection) -> None:
