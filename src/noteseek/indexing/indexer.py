@@ -355,7 +355,7 @@ class Indexer:
         the prepare settings and ``styles``; True when its files were parsed with another one."""
         if not spec_of(root.kind).detects_style:
             return False
-        on_disk = [Path(f.abspath) for f in files if f.abspath]
+        on_disk = [f.abspath for f in files if f.abspath]
         style = resolve_style(root.style, Path(source.location), on_disk)
         self._use_style(name, style)
         before = styles.get(name)

@@ -65,16 +65,16 @@ def stored_styles(store: Meta) -> dict[str, str]:
     return {str(k): str(v) for k, v in value.items()} if isinstance(value, dict) else {}
 
 
-def resolve_style(configured: str, folder: Path, files: Sequence[Path] = ()) -> Style:
+def resolve_style(configured: str, folder: Path, files: Sequence[str | Path] = ()) -> Style:
     """The root's style: ``configured`` unless it is ``auto``, else :func:`detect_style`."""
     if configured in ("notes", "docs", "logseq", "dendron"):
         return configured  # type: ignore[return-value]
     return detect_style(folder, files)
 
 
-def detect_style(folder: Path, files: Sequence[Path] = ()) -> Style:
+def detect_style(folder: Path, files: Sequence[str | Path] = ()) -> Style:
     """The style of the notes in ``folder`` (see the module docstring); ``files`` are the
-    root's documents when the caller has them (else a sample is walked)."""
+    root's documents (their paths) when the caller has them (else a sample is walked)."""
     folder = Path(folder)
     for place in [folder, *list(folder.parents)[:_PARENTS]]:
         marker = _app_marker(place)
@@ -84,11 +84,12 @@ def detect_style(folder: Path, files: Sequence[Path] = ()) -> Style:
         return "logseq"
     if _head(folder / "root.md", 512).find("id: root") >= 0:
         return "dendron"
-    markdown = [f for f in files if f.suffix.casefold() in _MARKDOWN] or _walk_sample(folder)
+    # Paths as given (strings): a Path per file of a 14k-file root was 5% of a re-index.
+    markdown = [f for f in files if str(f).casefold().endswith(_MARKDOWN)] or _walk_sample(folder)
     if not markdown:
         return "docs"
     step = max(1, len(markdown) // SAMPLE_FILES)
-    sample = markdown[::step][:SAMPLE_FILES]
+    sample = [Path(f) for f in markdown[::step][:SAMPLE_FILES]]
     linked = sum(1 for f in sample if _has_wikilink(_head(f, _SAMPLE_BYTES)))
     return "notes" if linked >= WIKILINK_SHARE * len(sample) else "docs"
 
