@@ -344,3 +344,32 @@ def test_reaches_answers_as_counting_does(docs: tuple[Engine, Path]) -> None:
     sorted(tree.rglob("*.md"))[0].unlink()
     engine.index()
     assert check() > 100
+
+
+def test_postings_read_from_the_file_are_kept_within_their_bound(tmp_path: Path) -> None:
+    """A saved file's postings, once read, are kept for the next searches (the least recently
+    used dropped past ``KEPT_BYTES``), and a kept term reads as a fresh read does."""
+    from noteseek.store.sqlite import postings_file
+
+    words = [f"w{i}" for i in range(40)]
+    rows = [(i, i, ("", "", "", "", " ".join(words[: 1 + i % 40]), "")) for i in range(1, 401)]
+    path = tmp_path / NAME
+    postings_file.save(path, {"chunks": postings.build(rows)}, {"log": "x"})
+    loaded = postings_file.load(path)
+    assert loaded is not None
+    saved = loaded[1]["chunks"]
+    fresh = postings_file.load(path)
+    assert fresh is not None
+    kept = saved._read
+    assert kept is not None and postings.build(rows)._read is None  # in memory: nothing kept
+    kept.limit = 4_000  # a few terms' worth
+    for word in words:
+        got = saved.postings(word)
+        again = saved.postings(word)  # from what is kept
+        want = fresh[1]["chunks"].postings(word)
+        assert got[0].tolist() == again[0].tolist() == want[0].tolist()
+        assert got[1].tolist() == again[1].tolist() == want[1].tolist()
+        assert kept.size <= kept.limit
+    assert 0 < len(kept._items) < len(words)  # bounded: older (and too large) terms are not
+    assert words[-1] in {w for w in words if saved.term(w) in kept._items}
+    assert saved.term(words[0]) not in kept._items

@@ -16,8 +16,10 @@ chunks, 65,535 for whole documents: ``postings_state.TF_TYPES``).
 from __future__ import annotations
 
 import functools
+import threading
 import zlib
 from array import array
+from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -108,12 +110,61 @@ class Postings:
                 return t
         return -1
 
+    @functools.cached_property
+    def _read(self) -> _Kept | None:
+        """The postings read from the file lately (None: they are in memory, nothing to keep)."""
+        return None if isinstance(self.post_rows, np.ndarray) else _Kept(KEPT_BYTES)
+
     def postings(self, term: str) -> tuple[npt.NDArray[np.int32], npt.NDArray[Any]]:
         t = self.term(term)
         if t < 0:
             return EMPTY_ROWS, EMPTY_TF
-        a, b = int(self.starts[t]), int(self.starts[t + 1])
-        return self.post_rows[a:b], self.post_tf[a:b]
+        kept = self._read
+        found = None if kept is None else kept.get(t)
+        if found is None:
+            a, b = int(self.starts[t]), int(self.starts[t + 1])
+            found = self.post_rows[a:b], self.post_tf[a:b]
+            if kept is not None:
+                kept.put(t, found)
+        return found
+
+
+KEPT_BYTES = 16 * 2**20
+"""Bytes of postings read from a saved file kept for the next searches, the most recently used
+terms' (a query's words come back: of 500 held-out queries' term look-ups, most were of terms
+read before). Bounded, unlike a memory map of the file, whose touched pages stay resident."""
+
+
+class _Kept:
+    """Term number -> its postings, least recently used dropped past ``limit`` bytes."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.size = 0
+        self._items: OrderedDict[int, tuple[npt.NDArray[np.int32], npt.NDArray[Any]]] = (
+            OrderedDict()
+        )
+        self._lock = threading.Lock()
+
+    def get(self, term: int) -> tuple[npt.NDArray[np.int32], npt.NDArray[Any]] | None:
+        with self._lock:
+            found = self._items.get(term)
+            if found is not None:
+                self._items.move_to_end(term)
+            return found
+
+    def put(self, term: int, value: tuple[npt.NDArray[np.int32], npt.NDArray[Any]]) -> None:
+        size = value[0].nbytes + value[1].nbytes
+        if size > self.limit // 4:  # one term's postings never push out most of the others
+            return
+        with self._lock:
+            if term in self._items:
+                return
+            self._items[term] = value
+            self.size += size
+            while self.size > self.limit:
+                _, (rows, tf) = self._items.popitem(last=False)
+                self.size -= rows.nbytes + tf.nbytes
 
 
 EMPTY_ROWS = np.zeros(0, dtype=np.int32)
