@@ -156,13 +156,18 @@ class MilvusCore:
                         schema.load(self.client, collection)
                 if self._tables[schema.META] not in existing:
                     # A new index: its first write tells whether the server offers upsert
-                    # (every write of the index is one).
+                    # (every write of the index is one). It is known to use safe keys, so
+                    # that is not read back: Milvus's C++ engine does not always return a row
+                    # just upserted, and an index taken for an old one wrote raw keys (a
+                    # quote in one failed the commit with "internal error").
                     row = [meta_row("version", "0"), meta_row(schema.SAFE_KEYS, "1")]
                     meta = self._tables[schema.META]
                     essential(self.uri, "upsert", lambda: self.client.upsert(meta, row))
-                self._safe_keys = bool(
-                    self._query(schema.META, f"key == {lit(schema.SAFE_KEYS)}", ["key"])
-                )
+                    self._await_safe_keys()  # then another process opening it sees them
+                else:
+                    self._safe_keys = bool(
+                        self._query(schema.META, f"key == {lit(schema.SAFE_KEYS)}", ["key"])
+                    )
                 why = schema.outdated(self.client, self.prefix)
         except errors as exc:
             raise unavailable(self.uri, reason_of(exc), config.token) from exc
@@ -489,6 +494,16 @@ class MilvusCore:
         while time.monotonic() < deadline:
             if self._version() == stamp:
                 return
+            time.sleep(0.005)
+
+    def _await_safe_keys(self) -> None:
+        """Return once a new index's ``safe_keys`` row reads back (up to :data:`VISIBLE_WAIT`;
+        see :meth:`_await_visible`)."""
+        if self.config.lite:
+            return
+        deadline = time.monotonic() + VISIBLE_WAIT
+        expr = f"key == {lit(schema.SAFE_KEYS)}"
+        while time.monotonic() < deadline and not self._query(schema.META, expr, ["key"]):
             time.sleep(0.005)
 
     def _seal(self, least: int) -> None:
