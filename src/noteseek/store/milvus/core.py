@@ -31,7 +31,6 @@ import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +47,6 @@ from noteseek.store.milvus.errors import (
     reason_of,
     redact,
     unavailable,
-    upserted,
     version_error,
 )
 from noteseek.store.milvus.leases import LeaseLost, Leases
@@ -531,7 +529,7 @@ class MilvusCore:
             rows = [{**r, "pk": schema.safe_key(str(r["pk"]))} for r in rows]
         collection = self._tables.get(table, table)
         for start in range(0, len(rows), 2000):
-            upserted(partial(self.client.upsert, collection, rows[start : start + 2000]))
+            self.client.upsert(collection, rows[start : start + 2000])
         self._unflushed[collection] = self._unflushed.get(collection, 0) + len(rows)
 
     def _delete_ids(self, table: str, ids: Iterable[Any]) -> None:

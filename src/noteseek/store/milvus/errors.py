@@ -9,8 +9,6 @@ shows as "unavailable", never as a traceback).
 from __future__ import annotations
 
 import re
-import time
-from collections.abc import Callable
 from typing import Any, TypeVar
 
 from noteseek.config.redaction import redact_text, redact_uri, secrets_of
@@ -18,7 +16,6 @@ from noteseek.store.boundary import wrap_public_methods
 from noteseek.store.errors import IndexUnavailable
 
 C = TypeVar("C", bound=type)
-T = TypeVar("T")
 
 MIN_SERVER = (2, 5)
 """The oldest Milvus Server with what the index uses (sparse vectors with an inverted index,
@@ -99,34 +96,6 @@ def translate_errors(cls: C) -> C:
 
 def _unavailable(store: Any, exc: BaseException) -> None:
     raise unavailable(store.uri, reason_of(exc), store.config.token) from exc
-
-
-INTERNAL = re.compile(r"\binternal error\b", re.IGNORECASE)
-"""How Milvus's C++ engine words a write it failed for a moment (seen once in hundreds of
-upserts of a busy engine; the same upsert succeeds when sent again)."""
-
-
-UPSERT_TRIES = 3
-"""Sends of one upsert when the server answers with a passing internal error."""
-
-
-def momentary(exc: BaseException) -> bool:
-    """Whether ``exc`` is a Milvus server's passing internal error, worth one more try of an
-    idempotent call (an upsert), rather than a refusal or an unreachable server."""
-    return bool(INTERNAL.search(reason_of(exc)))
-
-
-def upserted(send: Callable[[], T]) -> T:
-    """``send()``, an upsert (idempotent: the same rows by the same keys), sent again up to
-    :data:`UPSERT_TRIES` times in all while the server answers with a passing internal error."""
-    for attempt in range(1, UPSERT_TRIES):
-        try:
-            return send()
-        except milvus_errors() as exc:
-            if not momentary(exc):
-                raise
-            time.sleep(0.05 * attempt)
-    return send()
 
 
 def reason_of(exc: BaseException) -> str:

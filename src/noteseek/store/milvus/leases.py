@@ -69,7 +69,6 @@ from pathlib import Path
 from typing import Any
 
 from noteseek.store.errors import StoreError, WriterConflict
-from noteseek.store.milvus.errors import upserted
 from noteseek.store.milvus.schema import safe_key
 
 LEASE_SECONDS = 60.0
@@ -232,7 +231,7 @@ class Leases:
             "m": m,
             "_v": [0.0, 1.0],
         }
-        upserted(lambda: self._call(lambda c: c.upsert(self.collection, [row])))
+        self._call(lambda c: c.upsert(self.collection, [row]))
 
     def _delete(self, pks: list[str]) -> None:
         if pks:
