@@ -373,3 +373,25 @@ def test_postings_read_from_the_file_are_kept_within_their_bound(tmp_path: Path)
     assert 0 < len(kept._items) < len(words)  # bounded: older (and too large) terms are not
     assert words[-1] in {w for w in words if saved.term(w) in kept._items}
     assert saved.term(words[0]) not in kept._items
+
+
+def test_a_run_that_changes_nothing_leaves_the_saved_postings_unread(
+    docs: tuple[Engine, Path],
+) -> None:
+    """After the save, an index run with nothing changed neither reads the postings file nor
+    loads what reads it (most re-indexes); one with a change still looks (and patches)."""
+    engine, tree = docs
+    saved = engine._state.index_dir / NAME
+    stamp = saved.stat().st_mtime_ns
+    again = engine_for(project(tree.parent, {"d": tree}))
+    try:
+        report = again.index()
+        assert report.unchanged > 0 and not (report.added or report.updated or report.removed)
+        store: Any = again.store
+        assert store._postings_current() and store._postings_kept is None
+        assert saved.stat().st_mtime_ns == stamp
+        write(tree / "new-page.md", "# Quokka\n\nA quokka reads the front matter.\n")
+        again.index()
+        assert not store._postings_current() and store._postings_kept is not None
+    finally:
+        again.close()

@@ -215,9 +215,11 @@ class IndexValues:
         graph, above its threshold) beside the index when there are enough for loading them to
         be slow (store/ann_saved.py: the next process maps them)."""
         have = self.state.store.vector_models().get(self.state.model_id, 0)
+        if not have or not self.state.wants_vectors():
+            return  # no vectors: the vector index (numpy) is not loaded for nothing
         from noteseek.store.ann import save_from
 
-        if have >= save_from(self.settings.vectors.hnsw_threshold) and self.state.wants_vectors():
+        if have >= save_from(self.settings.vectors.hnsw_threshold):
             self.vector_index().settle()
 
     def embedding_progress(self, *, allow_stale: bool = False) -> tuple[int, int]:

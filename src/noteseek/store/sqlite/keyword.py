@@ -62,6 +62,18 @@ class SQLiteKeywordIndex(SQLiteCore):
     def _postings_state(self, state: PostingsState) -> None:
         self._postings_kept = state  # tests and benches swap in another folder's
 
+    def _postings_current(self) -> bool:
+        """Whether the saved postings hold every keyword change: their file is there and the
+        keyword log (the changes since they were saved) is empty. Asked before anything loads
+        them: an index run that changed nothing (most re-indexes) needs neither the file nor
+        numpy. A file that is there but not this index's is found by the next run that
+        changes something; searches ignore it meanwhile (``PostingsState``)."""
+        from noteseek.store.sqlite.postings_file import NAME
+
+        if not (self._postings_folder / NAME).is_file():
+            return False
+        return self._conn.execute("SELECT 1 FROM keyword_log LIMIT 1").fetchone() is None
+
     def _postings(self, table: str, query: KeywordQuery, filters: Filters) -> Searchable | None:
         """The saved keyword postings to answer ``query`` with, or None (FTS5 answers)."""
         if not postings_search.supported(query):
@@ -109,7 +121,7 @@ class SQLiteKeywordIndex(SQLiteCore):
         if self.readonly:
             return
         with self._lock:
-            if not self._postings_state.needs_save(self._conn):
+            if self._postings_current() or not self._postings_state.needs_save(self._conn):
                 return
         reader = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True)
         try:

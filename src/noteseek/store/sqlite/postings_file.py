@@ -13,12 +13,15 @@ import json
 import os
 from dataclasses import fields
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import numpy.typing as npt
+# numpy (and the postings it builds) load with the first save or load: whether the saved file
+# is there is asked without them (an index run that changed nothing, keyword.py).
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
-from noteseek.store.sqlite.postings import Postings
+    from noteseek.store.sqlite.postings import Postings
 
 FORMAT = 1
 NAME = "keyword-postings.bin"
@@ -27,6 +30,10 @@ ALIGN = 64
 
 def save(path: Path, tables: dict[str, Postings], header: dict[str, Any]) -> None:
     """Write ``tables`` and ``header`` to ``path`` (atomically, by rename)."""
+    import numpy as np
+
+    from noteseek.store.sqlite.postings import Postings
+
     entries: list[tuple[str, str, int]] = []
     described = []
     offset = 0
@@ -71,6 +78,10 @@ def load(path: Path) -> tuple[dict[str, Any], dict[str, Postings]] | None:
     stay in the file and are read term by term (:class:`FileRows`). Not memory-mapped: a file
     the writer has just written sits in the page cache in large folios, and each page fault
     on a mapping of it mapped a whole folio: two queries made 59 MB of it resident."""
+    import numpy as np
+
+    from noteseek.store.sqlite.postings import Postings
+
     try:
         fd = os.open(path, os.O_RDONLY)
     except OSError:
@@ -137,7 +148,9 @@ class FileRows:
         self._offset = offset
         self.dtype = dtype
         self.shape = shape
-        self._row = int(np.prod(shape[1:])) * dtype.itemsize if len(shape) > 1 else dtype.itemsize
+        self._row = dtype.itemsize
+        for size in shape[1:]:
+            self._row *= int(size)
 
     def __len__(self) -> int:
         return self.shape[0]
@@ -148,4 +161,6 @@ class FileRows:
             raise ValueError("only contiguous slices are read from the file")
         n = max(0, b - a)
         raw = self._file.read(self._offset + a * self._row, n * self._row)
+        import numpy as np  # loaded already: :func:`load` made this
+
         return np.frombuffer(raw, dtype=self.dtype).reshape((n, *self.shape[1:]))
