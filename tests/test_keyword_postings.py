@@ -395,3 +395,23 @@ def test_a_run_that_changes_nothing_leaves_the_saved_postings_unread(
         assert not store._postings_current() and store._postings_kept is not None
     finally:
         again.close()
+
+
+def test_a_foreign_postings_file_is_saved_again_by_a_run_that_changes_nothing(
+    docs: tuple[Engine, Path],
+) -> None:
+    """The cheap look of a run that changed nothing reads the file's header: a file of another
+    index (or format) there is still replaced."""
+    engine, _ = docs
+    saved = engine._state.index_dir / NAME
+    store: Any = engine.store
+    assert store._postings_current()
+    raw = saved.read_bytes()
+    length = int.from_bytes(raw[:8], "little")
+    header = json.loads(raw[8 : 8 + length])
+    header["log"] = "another-index"
+    text = json.dumps(header).encode("utf-8").ljust(length)
+    saved.write_bytes(raw[:8] + text + raw[8 + length :])
+    assert not store._postings_current()
+    engine.index()
+    assert store._postings_current()

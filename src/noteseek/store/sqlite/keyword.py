@@ -63,16 +63,16 @@ class SQLiteKeywordIndex(SQLiteCore):
         self._postings_kept = state  # tests and benches swap in another folder's
 
     def _postings_current(self) -> bool:
-        """Whether the saved postings hold every keyword change: their file is there and the
-        keyword log (the changes since they were saved) is empty. Asked before anything loads
-        them: an index run that changed nothing (most re-indexes) needs neither the file nor
-        numpy. A file that is there but not this index's is found by the next run that
-        changes something; searches ignore it meanwhile (``PostingsState``)."""
-        from noteseek.store.sqlite.postings_file import NAME
+        """Whether the saved postings hold every keyword change: the keyword log (the changes
+        since they were saved) is empty and the file is this index's, by its header. Asked
+        before anything loads them: an index run that changed nothing (most re-indexes) needs
+        neither their arrays nor numpy."""
+        from noteseek.store.sqlite import postings_file
 
-        if not (self._postings_folder / NAME).is_file():
+        if self._conn.execute("SELECT 1 FROM keyword_log LIMIT 1").fetchone() is not None:
             return False
-        return self._conn.execute("SELECT 1 FROM keyword_log LIMIT 1").fetchone() is None
+        saved = postings_file.header(self._postings_folder / postings_file.NAME)
+        return saved is not None and postings_file.current(self._conn, saved)
 
     def _postings(self, table: str, query: KeywordQuery, filters: Filters) -> Searchable | None:
         """The saved keyword postings to answer ``query`` with, or None (FTS5 answers)."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import sqlite3
 from dataclasses import fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -89,12 +90,10 @@ def load(path: Path) -> tuple[dict[str, Any], dict[str, Postings]] | None:
     reader = _File(fd)
     try:
         size = os.fstat(fd).st_size
-        length = int.from_bytes(reader.read(0, 8), "little") if size >= 8 else -1
-        if length < 0 or 8 + length > size:
+        found = _header(reader, size)
+        if found is None:
             return None
-        header = json.loads(reader.read(8, length).decode("utf-8"))
-        if header.get("format") != FORMAT:
-            return None
+        header, length = found
         start = -(-(8 + length) // ALIGN) * ALIGN
         arrays: dict[str, dict[str, Any]] = {}
         for entry in header["arrays"]:
@@ -117,6 +116,48 @@ def load(path: Path) -> tuple[dict[str, Any], dict[str, Postings]] | None:
     except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError):
         return None
     return header, tables
+
+
+def header(path: Path) -> dict[str, Any] | None:
+    """The header of a saved file (what its postings were built from), read without the
+    arrays (nor numpy); None when it is missing, unreadable or of another format."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    reader = _File(fd)
+    try:
+        found = _header(reader, os.fstat(fd).st_size)
+    except (OSError, ValueError, UnicodeDecodeError):
+        return None
+    return None if found is None else found[0]
+
+
+def _header(reader: _File, size: int) -> tuple[dict[str, Any], int] | None:
+    """(header, its length in bytes), or None when the file is not a saved postings file."""
+    length = int.from_bytes(reader.read(0, 8), "little") if size >= 8 else -1
+    if length < 0 or 8 + length > size:
+        return None
+    header = json.loads(reader.read(8, length).decode("utf-8"))
+    if not isinstance(header, dict) or header.get("format") != FORMAT:
+        return None
+    return header, length
+
+
+def current(conn: sqlite3.Connection, header: dict[str, Any]) -> bool:
+    """Whether a saved file (its ``header``) belongs to the index on ``conn`` and the index's
+    keyword log still reaches back to it."""
+    if header.get("log") != log_id(conn):
+        return False
+    row = conn.execute("SELECT value FROM meta WHERE key = 'keyword_log_floor'").fetchone()
+    floor = int(row[0]) if row else 0
+    return int(header.get("seq", -1)) >= floor
+
+
+def log_id(conn: sqlite3.Connection) -> str:
+    """The identity of the index's keyword log (a saved file names the log it was built on)."""
+    row = conn.execute("SELECT value FROM meta WHERE key = 'keyword_log'").fetchone()
+    return str(row[0]) if row else ""
 
 
 IN_FILE = ("post_rows", "post_tf")

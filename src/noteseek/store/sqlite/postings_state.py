@@ -127,7 +127,7 @@ class PostingsState:
     def _refresh(self, conn: sqlite3.Connection) -> dict[str, list[Part]] | None:
         with _reading(conn):
             saved = self._load()
-            if saved is None or not _current(conn, saved.header):
+            if saved is None or not postings_file.current(conn, saved.header):
                 return None
             changed = [
                 int(r[0])
@@ -176,7 +176,7 @@ class PostingsState:
             if chunks < FROM_ROWS:
                 return False
             saved = self._load()
-            if saved is None or not _current(conn, saved.header):
+            if saved is None or not postings_file.current(conn, saved.header):
                 return True
             files = int(conn.execute("SELECT count(*) FROM files").fetchone()[0])
             behind = conn.execute(
@@ -196,7 +196,7 @@ class PostingsState:
             ).fetchone()
             seq = int(row[0]) if row else 0
             files = int(reader.execute("SELECT count(*) FROM files").fetchone()[0])
-            header = {"log": _log_id(reader), "seq": seq, "files": files}
+            header = {"log": postings_file.log_id(reader), "seq": seq, "files": files}
             tables = {table: build(_read(reader, table, None), TF_TYPES[table]) for table in TABLES}
         postings_file.save(self.path, tables, header)
         del tables
@@ -230,20 +230,6 @@ def _return_freed_memory() -> None:
         libc.malloc_trim(0)
     except (OSError, AttributeError):
         pass  # not glibc: nothing to ask
-
-
-def _current(conn: sqlite3.Connection, header: dict[str, Any]) -> bool:
-    """Whether a saved file belongs to this index and its log still reaches back to it."""
-    if header.get("log") != _log_id(conn):
-        return False
-    row = conn.execute("SELECT value FROM meta WHERE key = 'keyword_log_floor'").fetchone()
-    floor = int(row[0]) if row else 0
-    return int(header.get("seq", -1)) >= floor
-
-
-def _log_id(conn: sqlite3.Connection) -> str:
-    row = conn.execute("SELECT value FROM meta WHERE key = 'keyword_log'").fetchone()
-    return str(row[0]) if row else ""
 
 
 def _read(conn: sqlite3.Connection, table: str, files: Sequence[int] | None) -> Iterator[Row]:
