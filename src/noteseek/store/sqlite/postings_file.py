@@ -83,13 +83,11 @@ def load(path: Path) -> tuple[dict[str, Any], dict[str, Postings]] | None:
 
     from noteseek.store.sqlite.postings import Postings
 
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
+    reader = _File.open(path)
+    if reader is None:
         return None
-    reader = _File(fd)
     try:
-        size = os.fstat(fd).st_size
+        size = os.fstat(reader.fd).st_size
         found = _header(reader, size)
         if found is None:
             return None
@@ -121,13 +119,11 @@ def load(path: Path) -> tuple[dict[str, Any], dict[str, Postings]] | None:
 def header(path: Path) -> dict[str, Any] | None:
     """The header of a saved file (what its postings were built from), read without the
     arrays (nor numpy); None when it is missing, unreadable or of another format."""
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
+    reader = _File.open(path)
+    if reader is None:
         return None
-    reader = _File(fd)
     try:
-        found = _header(reader, os.fstat(fd).st_size)
+        found = _header(reader, os.fstat(reader.fd).st_size)
     except (OSError, ValueError, UnicodeDecodeError):
         return None
     return None if found is None else found[0]
@@ -169,6 +165,14 @@ class _File:
 
     def __init__(self, fd: int) -> None:
         self.fd = fd
+
+    @classmethod
+    def open(cls, path: Path) -> _File | None:
+        """The file at ``path`` opened for reading, or None when it cannot be."""
+        try:
+            return cls(os.open(path, os.O_RDONLY))
+        except OSError:
+            return None
 
     def read(self, offset: int, size: int) -> bytes:
         data = os.pread(self.fd, size, offset)
