@@ -28,7 +28,7 @@ import json
 import secrets
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -486,22 +486,21 @@ class MilvusCore:
         here makes a commit visible to every reader as it returns. Milvus Lite (in process)
         reads its own writes and needs no wait. Another writer committing in between
         replaces the row: the wait then ends at its bound, a rare half second."""
-        if self.config.lite:
-            return
-        stamp, deadline = str(self._stamp), time.monotonic() + VISIBLE_WAIT
-        while time.monotonic() < deadline:
-            if self._version() == stamp:
-                return
-            time.sleep(0.005)
+        stamp = str(self._stamp)
+        self._await(lambda: self._version() == stamp)
 
     def _await_safe_keys(self) -> None:
-        """Return once a new index's ``safe_keys`` row reads back (up to :data:`VISIBLE_WAIT`;
-        see :meth:`_await_visible`)."""
+        """Return once a new index's ``safe_keys`` row reads back (see :meth:`_await_visible`)."""
+        expr = f"key == {lit(schema.SAFE_KEYS)}"
+        self._await(lambda: bool(self._query(schema.META, expr, ["key"])))
+
+    def _await(self, seen: Callable[[], bool]) -> None:
+        """Return once ``seen()`` (a row just upserted reads back), at most :data:`VISIBLE_WAIT`
+        seconds; at once on Milvus Lite, which reads its own writes."""
         if self.config.lite:
             return
         deadline = time.monotonic() + VISIBLE_WAIT
-        expr = f"key == {lit(schema.SAFE_KEYS)}"
-        while time.monotonic() < deadline and not self._query(schema.META, expr, ["key"]):
+        while time.monotonic() < deadline and not seen():
             time.sleep(0.005)
 
     def _seal(self, least: int) -> None:

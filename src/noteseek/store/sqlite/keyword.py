@@ -66,7 +66,9 @@ class SQLiteKeywordIndex(SQLiteCore):
         """Whether the saved postings hold every keyword change: the keyword log (the changes
         since they were saved) is empty and the file is this index's, by its header. Asked
         before anything loads them: an index run that changed nothing (most re-indexes) needs
-        neither their arrays nor numpy."""
+        neither their arrays nor numpy. A file whose header is sound but whose arrays are
+        damaged is replaced by the next run that changes something; searches ignore it
+        meanwhile (``postings_file.load``)."""
         from noteseek.store.sqlite import postings_file
 
         if self._conn.execute("SELECT 1 FROM keyword_log LIMIT 1").fetchone() is not None:
