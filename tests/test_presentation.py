@@ -13,8 +13,8 @@ import pytest
 
 from noteseek.analysis import get_analyzer
 from noteseek.engine import SearchRequest
-from noteseek.search import plain
-from noteseek.search.plain import display_text, plain_text
+from noteseek.parse import plain
+from noteseek.parse.plain import display_text, plain_text
 from noteseek.search.snippet import make_snippet, matched_spans
 from tests.conftest import SHARED_DATA
 from tests.helpers import engine_for, project, write

@@ -219,7 +219,11 @@ class Indexing:
         """Embed every chunk that lacks a vector of the configured model."""
         self.state.record_model()
         report = embed_pending(
-            self.state.store, self.state.embedder(), progress=progress, stop=stop
+            self.state.store,
+            self.state.embedder(),
+            progress=progress,
+            stop=stop,
+            reads=self.settings.embedding.reads,
         )
         if report.notice:
             self.state.notices.append(report.notice)

@@ -13,13 +13,21 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Literal
 
 from noteseek.chunking import embedding_input
 from noteseek.embed.base import MODEL_META_KEY as MODEL_META_KEY
 from noteseek.embed.base import Embedder
+from noteseek.parse.plain import reading_text
 from noteseek.store.base import EmbeddingTarget
 
 Progress = Callable[[int, int, str], None]
+Reads = Literal["prose", "markdown"]
+"""What the model reads of a chunk after its context line (``embedding.reads``)."""
+
+READS_META_KEY = "embedding_reads"
+"""The meta row recording what the index's vectors were made from (absent: ``markdown``, what
+every index made before the setting existed read)."""
 
 # Texts per committed batch: large enough to amortise a commit, small enough to lose little.
 COMMIT_TEXTS = 64
@@ -71,6 +79,31 @@ def switch_model(store: EmbeddingTarget, model_id: str) -> str | None:
     return notice
 
 
+def switch_reading(store: EmbeddingTarget, reads: Reads) -> str | None:
+    """Record what the model reads; drop the vectors made from other input. A notice or None."""
+    previous = store.meta(READS_META_KEY)
+    if previous == reads:
+        return None
+    notice = None
+    was = previous or "markdown"
+    if was != reads and store.vector_models():
+        dropped = store.drop_vectors(None)
+        notice = (
+            f"the embedding input changed from {was} to {reads} (embedding.reads): removed "
+            f"{dropped:,} vectors; every chunk is embedded again"
+        )
+    store.set_meta(READS_META_KEY, reads)
+    return notice
+
+
+def model_input(
+    reads: Reads, title: str, path: str, heading_path: tuple[str, ...], text: str
+) -> str:
+    """What the model reads of a chunk: its context line, then its text as ``reads`` says."""
+    body = reading_text(text) if reads == "prose" else text
+    return embedding_input(title, path, heading_path, body)
+
+
 def embed_pending(
     store: EmbeddingTarget,
     embedder: Embedder,
@@ -78,8 +111,12 @@ def embed_pending(
     progress: Progress | None = None,
     stop: threading.Event | None = None,
     prune: bool = True,
+    reads: Reads = "prose",
 ) -> EmbedReport:
-    """Embed every chunk text that lacks a vector of ``embedder``'s model."""
+    """Embed every chunk text that lacks a vector of ``embedder``'s model.
+
+    The cache key of a chunk's vector stays the hash of its context and Markdown (computed
+    when the file is indexed); ``reads`` says what the model is given of that Markdown."""
     import numpy as np  # here: a command that embeds nothing (most index runs) never loads it
 
     from noteseek.indexing.boilerplate import SharedVectors
@@ -87,7 +124,8 @@ def embed_pending(
     started = time.monotonic()
     model = embedder.model_id
     report = EmbedReport(model)
-    report.notice = switch_model(store, model)
+    notices = [n for n in (switch_model(store, model), switch_reading(store, reads)) if n]
+    report.notice = "; ".join(notices) or None
     pending = store.pending_embeddings(model)
     shared = SharedVectors(embedder)
     report.pending = len(pending)
@@ -104,7 +142,7 @@ def embed_pending(
             # store holds now, under the key it holds now.
             keys = [row.embed_key for row in rows]
             texts = [
-                embedding_input(row.title, row.path, row.heading_path, row.text) for row in rows
+                model_input(reads, row.title, row.path, row.heading_path, row.text) for row in rows
             ]
             vectors = shared.embed([row.text for row in rows], texts)
             blobs = [np.asarray(v, dtype=np.float32).tobytes() for v in vectors]

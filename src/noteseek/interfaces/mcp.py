@@ -24,7 +24,7 @@ from noteseek import __version__, servers
 from noteseek.operations import OperationError, Runtime, input_schema, mcp_operations
 from noteseek.operations.errors import HTTP_STATUS
 from noteseek.operations.search import index_line
-from noteseek.search.plain import plain_text
+from noteseek.parse.plain import plain_text
 
 if TYPE_CHECKING:
     from noteseek.config import LoadedConfig

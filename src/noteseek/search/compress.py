@@ -6,7 +6,7 @@ section whose word 3-gram set overlaps an earlier (better-ranked) kept section b
 section repeated by a template, cost the agent's context once. Tokens are estimated as
 characters / 4 (close to the usual BPE rate for English prose); the saving is reported so an
 agent can tell what it did not receive. The kept sections' text is their plain text
-(``search/plain.py``: no link targets, heading markers, fences or properties), which is both
+(``parse/plain.py``: no link targets, heading markers, fences or properties), which is both
 what a reader needs and fewer tokens; duplicates are judged on it.
 """
 
@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from noteseek.search.plain import plain_text
+from noteseek.parse.plain import plain_text
 from noteseek.types import Hit
 
 _WORD_RE = re.compile(r"\w+")

@@ -1,6 +1,6 @@
 """Snippets made from a section's plain text, with the words that matched the query highlighted.
 
-The chunk's Markdown is first turned into the text a reader sees (``search/plain.py``: link
+The chunk's Markdown is first turned into the text a reader sees (``parse/plain.py``: link
 display text, no heading markers, fences or properties), then analyzed again (same analyzer)
 with character offsets, so highlights are offsets into that plain text and follow stemming and
 folding: a query for ``cafe`` highlights ``Cafés`` in the note.
@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 from noteseek.analysis import Analyzer
-from noteseek.search.plain import link_addresses, plain_text
+from noteseek.parse.plain import link_addresses, plain_text
 
 _SPACE_RE = re.compile(r"\s+")
 ELLIPSIS = "…"
@@ -111,7 +111,7 @@ def _occurrences(text: str, hits: dict[str, str]) -> list[tuple[int, int, str]]:
 KEPT_SNIPPETS = 1024
 """Snippets kept for the next search that shows the same section for the same query terms (a
 server answers popular queries over and over; a snippet depends on nothing else). The texts
-are those :data:`~noteseek.search.plain.KEPT_TEXTS` keeps too: a few MB at most."""
+are those :data:`~noteseek.parse.plain.KEPT_TEXTS` keeps too: a few MB at most."""
 
 
 def make_snippet(

@@ -18,6 +18,12 @@ keeps what a rendered note shows and removes what only the source has:
 With ``properties``, property lines are kept as ``key: value`` (for a section made of
 properties only, whose plain text would otherwise be empty).
 
+``reading_text`` is what the embedding model reads of a chunk: its Markdown without link
+addresses, and without its code when the chunk has prose of its own (:data:`PROSE_WORDS`). A
+link's address or a block of parameter metadata costs the model as much as words do and says
+little of what the section is about; the rest of the markup stays, because removing it helped
+one documentation set and hurt another (docs/evaluation.md, "What the embedding model reads").
+
 It works line by line with regular expressions (no parser: a snippet of 220 characters is
 made for every result, and the text of a chunk can start inside any construct), so it is
 a rendering for reading, never a source for offsets into the file.
@@ -27,6 +33,8 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Iterator
+from typing import Literal
 
 _FENCE_RE = re.compile(r"^\s*(```+|~~~+)")
 _HEADING_RE = re.compile(r"^\s{0,3}#{1,6}(?:\s+|$)")
@@ -75,30 +83,67 @@ def plain_text(text: str, *, properties: bool = False, urls: frozenset[str] = fr
     return _plain_text(text, properties, urls)
 
 
+PROSE_WORDS = 20
+"""A chunk with at least this many words outside its fenced code blocks is read without its
+code; with fewer, its code is read too (a section that is mostly an example is about that
+example)."""
+
+
+def reading_text(text: str) -> str:
+    """What the embedding model reads of a chunk's Markdown ``text``: the Markdown as written,
+    without link and image addresses (their text stays), and without the code of fenced blocks
+    when the rest has :data:`PROSE_WORDS` words of plain text."""
+    if "```" in text or "~~~" in text:
+        # Uncached: embedding a corpus must not evict the snippets' plain texts.
+        prose: str = _plain_text.__wrapped__(text, False, code=False)
+        if len(prose.split()) >= PROSE_WORDS:
+            text = "\n".join(line for line, kind in _lines(text) if kind == "text")
+    if "[" in text:
+        text = _IMAGE_RE.sub(r"\1", text)
+        text = _LINK_RE.sub(r"\1", text)
+    if "<" in text:
+        text = _AUTOLINK_RE.sub(r"\1", text)
+    return text
+
+
 def link_addresses(text: str) -> list[str]:
     """The addresses of the Markdown links and images in ``text``, in order."""
     return [m.group(2).strip() for m in _LINK_RE.finditer(text) if m.group(2)]
 
 
 @functools.lru_cache(maxsize=KEPT_TEXTS)
-def _plain_text(text: str, properties: bool, urls: frozenset[str] = frozenset()) -> str:
+def _plain_text(
+    text: str, properties: bool, urls: frozenset[str] = frozenset(), *, code: bool = True
+) -> str:
     out: list[str] = []
+    for line, kind in _lines(text):
+        if kind == "code":
+            if code:
+                out.append(line)
+        elif kind == "text":
+            kept = _plain_line(line, properties, urls)
+            if kept is not None:
+                out.append(kept)
+    return "\n".join(out)
+
+
+def _lines(text: str) -> Iterator[tuple[str, Literal["text", "fence", "code"]]]:
+    """Each line of ``text`` with what it is: a fence of a code block, a line inside one (an
+    unclosed block runs to the end), or text."""
     fence: str | None = None
     for line in text.split("\n"):
         opening = _FENCE_RE.match(line) if "```" in line or "~~~" in line else None
         if fence is not None:
             if opening and opening.group(1)[0] == fence[0] and len(opening.group(1)) >= len(fence):
                 fence = None
+                yield line, "fence"
             else:
-                out.append(line)
-            continue
-        if opening:
+                yield line, "code"
+        elif opening:
             fence = opening.group(1)
-            continue
-        kept = _plain_line(line, properties, urls)
-        if kept is not None:
-            out.append(kept)
-    return "\n".join(out)
+            yield line, "fence"
+        else:
+            yield line, "text"
 
 
 def display_text(target: str) -> str:
