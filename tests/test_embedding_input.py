@@ -77,7 +77,7 @@ def _notes(tmp: Path) -> Path:
 
 
 @pytest.mark.slow  # loads the ONNX embedding model
-def test_the_model_reads_plain_text_and_each_vector_is_of_what_it_read(tmp_path: Path) -> None:
+def test_the_model_reads_prose_and_each_vector_is_of_what_it_read(tmp_path: Path) -> None:
     engine = engine_for(project(tmp_path, {"notes": _notes(tmp_path)}))
     counting = Counting()
     try:
