@@ -42,7 +42,7 @@ class EmbeddingSettings(Section):
         default="prose",
         description="What the model reads of a chunk, after its title and headings. prose: its "
         "Markdown without link and image addresses, and without fenced code when it has 20 "
-        "words besides (faster, and as well ranked or better: docs/evaluation.md); markdown: "
+        "words besides (faster, ranked as well: docs/evaluation.md); markdown: "
         "the chunk as written. Changing it embeds every chunk again.",
     )
     base_url: str = Field(
