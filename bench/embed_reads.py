@@ -4,11 +4,13 @@ where the chunk is mostly code).
 
     .venv/bin/python bench/embed_reads.py [--work DIR] [--rounds 2] [--powershell 1500]
 
-Each corpus is indexed keyword-only once; every round then copies that index once per setting
-and runs ``noteseek --index-dir COPY index CORPUS --embed --json`` with
+Each corpus is indexed keyword-only once per side; every round then copies that index once per
+side and runs ``noteseek --index-dir COPY index CORPUS --embed --json`` with
 ``NOTESEEK_EMBEDDING__READS`` set, alternating the settings, so both embed the same pending
-chunks on the same machine in one run. It prints the pass's chunks/s (the indexer's own count
-of distinct inputs embedded, over its own seconds), the best round of each, and the ratio.
+chunks on the same machine in one run. With ``--previous DIR`` (a source tree of the previous
+release), that release takes the place of ``markdown``: the release against this tree. It
+prints the pass's chunks/s (the indexer's own count of distinct inputs embedded, over its own
+seconds), the best round of each, and the ratio.
 
 Corpora (each skipped with a message when its data is absent): hugo-docs-kis's vault, a
 deterministic sample of the PowerShell docs (every k-th file of the 14k), and SciFact's
@@ -18,6 +20,7 @@ abstracts written as notes (prose without markup: the lever should change nothin
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import shutil
@@ -59,22 +62,23 @@ def scifact(work: Path, abstracts: int = 1000) -> Path | None:
     if not corpus.is_file():
         return None
     out = work / "scifact"
-    if out.is_dir():
-        return out
-    out.mkdir(parents=True)
-    with open(corpus, encoding="utf-8") as fh:
-        for n, line in enumerate(fh):
-            if n >= abstracts:
-                break
-            d = json.loads(line)
-            (out / f"{d['_id']}.md").write_text(f"# {d['title']}\n\n{d['text']}\n", "utf-8")
+    if not out.is_dir():  # the first abstracts, written as the evaluation writes them
+        from noteseek.eval.datasets import materialise_corpus
+
+        part = work / "scifact-part.jsonl"
+        with open(corpus, encoding="utf-8") as fh:
+            part.write_text("".join(itertools.islice(fh, abstracts)), "utf-8")
+        materialise_corpus(part, out)
     return out
 
 
-def run(argv: list[str], reads: str | None = None) -> dict[str, object]:
+def run(argv: list[str], reads: str | None = None, source: Path | None = None) -> dict[str, object]:
+    """``argv`` run with ``embedding.reads`` set, or from the source tree ``source``."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("NOTESEEK_")}
     if reads:
         env["NOTESEEK_EMBEDDING__READS"] = reads
+    if source is not None:
+        env["PYTHONPATH"] = str(source / "src")
     proc = subprocess.run(argv, env=env, text=True, capture_output=True)
     if proc.returncode:
         sys.exit(f"{' '.join(argv)} failed ({proc.returncode}):\n{proc.stderr[-2000:]}")
@@ -87,6 +91,12 @@ def main() -> int:
     ap.add_argument("--work", type=Path, default=Path("/tmp/noteseek-embed-reads"))
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--powershell", type=int, default=1500, help="files sampled from the 14k")
+    ap.add_argument(
+        "--previous",
+        type=Path,
+        help="a source tree of the previous release (git worktree add DIR REV): it takes the "
+        "place of markdown, each side indexing the corpus keyword-only itself",
+    )
     args = ap.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
     corpora = {
@@ -99,28 +109,39 @@ def main() -> int:
         if corpus is None:
             print(f"skip {name}: its data is not in ../shared/data")
             continue
-        base = args.work / "index" / name.split()[0]
-        shutil.rmtree(base, ignore_errors=True)
-        run([*NOTESEEK, "--index-dir", str(base), "index", str(corpus), "--keyword-only", "--json"])
+        sides: dict[str, tuple[str | None, Path | None]] = {
+            "markdown": ("markdown", None),
+            "prose": ("prose", None),
+        }
+        if args.previous:
+            sides["markdown"] = (None, args.previous)
+        bases = {}
+        for side, (_, source) in sides.items():
+            base = args.work / "index" / f"{name.split()[0]}-{side}"
+            shutil.rmtree(base, ignore_errors=True)
+            on = [*NOTESEEK, "--index-dir", str(base)]
+            run([*on, "index", str(corpus), "--keyword-only", "--json"], None, source)
+            bases[side] = base
         best: dict[str, tuple[float, int, float]] = {}
         for _ in range(args.rounds):
-            for reads in ("markdown", "prose"):
-                copy = args.work / "index" / f"copy-{reads}"
+            for side, (reads, source) in sides.items():
+                copy = args.work / "index" / f"copy-{side}"
                 shutil.rmtree(copy, ignore_errors=True)
-                shutil.copytree(base, copy)
+                shutil.copytree(bases[side], copy)
                 on = [*NOTESEEK, "--index-dir", str(copy)]
-                out = run([*on, "index", str(corpus), "--embed", "--json"], reads)
+                out = run([*on, "index", str(corpus), "--embed", "--json"], reads, source)
                 report = out["embedding"]
                 assert isinstance(report, dict)
                 embedded, seconds = int(report["embedded"]), float(report["seconds"])
                 rate = embedded / seconds
-                print(f"  {name} {reads}: {embedded} in {seconds:.1f} s, {rate:.1f}/s", flush=True)
-                if rate > best.get(reads, (0.0, 0, 0.0))[0]:
-                    best[reads] = (rate, embedded, seconds)
+                print(f"  {name} {side}: {embedded} in {seconds:.1f} s, {rate:.1f}/s", flush=True)
+                if rate > best.get(side, (0.0, 0, 0.0))[0]:
+                    best[side] = (rate, embedded, seconds)
                 shutil.rmtree(copy)
         before, after = best["markdown"], best["prose"]
         rows.append((name, before, after))
-    print("\n| corpus | markdown: inputs, s, chunks/s | prose: inputs, s, chunks/s | ratio |")
+    first = "previous release" if args.previous else "markdown"
+    print(f"\n| corpus | {first}: inputs, s, chunks/s | prose: inputs, s, chunks/s | ratio |")
     print("|---|---:|---:|---:|")
     for name, (r0, n0, s0), (r1, n1, s1) in rows:
         print(

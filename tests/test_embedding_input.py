@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -76,19 +79,23 @@ def _notes(tmp: Path) -> Path:
     return notes
 
 
-@pytest.mark.slow  # loads the ONNX embedding model
-def test_the_model_reads_prose_and_each_vector_is_of_what_it_read(tmp_path: Path) -> None:
-    engine = engine_for(project(tmp_path, {"notes": _notes(tmp_path)}))
-    counting = Counting()
+@contextmanager
+def _keyword_indexed(tmp: Path) -> Iterator[tuple[Any, Counting]]:
+    """An engine over :func:`_notes`, indexed keyword-only, and the counting model."""
+    engine = engine_for(project(tmp, {"notes": _notes(tmp)}))
     try:
         engine.index(keyword_only=True)
-        report = embed_pending(engine.store, counting)  # type: ignore[attr-defined]
-        rows = engine.store.chunk_rows(  # type: ignore[attr-defined]
-            [r for _, r in engine.store.pending_embeddings("none")]  # type: ignore[attr-defined]
-        )
-        stored = engine.store.meta(READS_META_KEY)  # type: ignore[attr-defined]
+        yield engine, Counting()
     finally:
         engine.close()
+
+
+@pytest.mark.slow  # loads the ONNX embedding model
+def test_the_model_reads_prose_and_each_vector_is_of_what_it_read(tmp_path: Path) -> None:
+    with _keyword_indexed(tmp_path) as (engine, counting):
+        report = embed_pending(engine.store, counting)
+        rows = engine.store.chunk_rows([r for _, r in engine.store.pending_embeddings("none")])
+        stored = engine.store.meta(READS_META_KEY)
     assert stored == "prose" and report.notice is None
     read = "\n".join(counting.texts)
     assert "go.microsoft.com" not in read and "Parameter Sets" not in read
@@ -102,21 +109,16 @@ def test_the_model_reads_prose_and_each_vector_is_of_what_it_read(tmp_path: Path
 
 @pytest.mark.slow  # loads the ONNX embedding model
 def test_changing_what_the_model_reads_embeds_every_chunk_again(tmp_path: Path) -> None:
-    engine = engine_for(project(tmp_path, {"notes": _notes(tmp_path)}))
-    counting = Counting()
-    try:
-        engine.index(keyword_only=True)
-        first = embed_pending(engine.store, counting, reads="markdown")  # type: ignore[attr-defined]
+    with _keyword_indexed(tmp_path) as (engine, counting):
+        first = embed_pending(engine.store, counting, reads="markdown")
         assert first.notice is None and first.embedded > 0
         assert any("go.microsoft.com" in t for t in counting.texts)
         counting.texts.clear()
-        same = embed_pending(engine.store, counting, reads="markdown")  # type: ignore[attr-defined]
+        same = embed_pending(engine.store, counting, reads="markdown")
         assert same.embedded == 0 and same.notice is None
-        switched = embed_pending(engine.store, counting, reads="prose")  # type: ignore[attr-defined]
-        again = embed_pending(engine.store, counting, reads="prose")  # type: ignore[attr-defined]
-        vectors = engine.store.vector_models()  # type: ignore[attr-defined]
-    finally:
-        engine.close()
+        switched = embed_pending(engine.store, counting, reads="prose")
+        again = embed_pending(engine.store, counting, reads="prose")
+        vectors = engine.store.vector_models()
     assert switched.notice is not None and "from markdown to prose" in switched.notice
     assert switched.embedded == first.embedded and again.embedded == 0
     assert not any("go.microsoft.com" in t for t in counting.texts)

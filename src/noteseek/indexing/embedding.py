@@ -80,20 +80,20 @@ def switch_model(store: EmbeddingTarget, model_id: str) -> str | None:
 
 
 def switch_reading(store: EmbeddingTarget, reads: Reads) -> str | None:
-    """Record what the model reads; drop the vectors made from other input. A notice or None."""
+    """Record what the model reads; drop the vectors made from other input. A notice or None.
+    The vectors go before the record changes: a run stopped between the two drops them again."""
     previous = store.meta(READS_META_KEY)
     if previous == reads:
         return None
-    notice = None
     was = previous or "markdown"
-    if was != reads and store.vector_models():
-        dropped = store.drop_vectors(None)
-        notice = (
-            f"the embedding input changed from {was} to {reads} (embedding.reads): removed "
-            f"{dropped:,} vectors; every chunk is embedded again"
-        )
+    dropped = store.drop_vectors(None) if was != reads and store.vector_models() else 0
     store.set_meta(READS_META_KEY, reads)
-    return notice
+    if not dropped:
+        return None
+    return (
+        f"the embedding input changed from {was} to {reads} (embedding.reads): removed "
+        f"{dropped:,} vectors; every chunk is embedded again"
+    )
 
 
 def model_input(

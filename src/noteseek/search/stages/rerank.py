@@ -27,8 +27,9 @@ def rerank(
     for rank, item in enumerate(head, start=1):
         item.raw["fused_rank"] = rank
     kept = [f for f in head if f.rowid in by_id]
-    # The section with its context line (title > headings), as the embedding model reads it:
-    # the text alone often does not say what it is about.
+    # The section's Markdown after its context line (title > headings): the text alone often
+    # does not say what it is about. (The embedding model reads it without link addresses and
+    # most code, ``embedding.reads``; the cross-encoder was measured on it as written.)
     passages = [
         embedding_input(r.title, r.path, r.heading_path, r.text)
         for r in (by_id[f.rowid] for f in kept)
