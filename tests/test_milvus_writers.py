@@ -92,13 +92,32 @@ def whole(texts: list[str]) -> str | None:
     return None
 
 
-def read_loop(store: MilvusStore, stop: threading.Event, seen: list[str], reads: list[int]) -> None:
-    """Read every file whole, and the whole index's chunks, until told to stop."""
+def deleted(path: str) -> bool:
+    """Whether :func:`edit_root` deletes the note at ``path``."""
+    return int(path.removeprefix("n").removesuffix(".md")) % 8 == 7 and path < f"n{FILES:02}"
+
+
+def read_loop(
+    store: MilvusStore,
+    stop: threading.Event,
+    seen: list[str],
+    reads: list[int],
+    deleting: dict[str, threading.Event],
+) -> None:
+    """Read every file whole, and the whole index's chunks, until told to stop.
+
+    A file listed and then read without chunks is being deleted: it passes when its row is
+    gone by the time it is looked up again, or when it is one the second run deletes and that
+    run has begun (once in CI, Milvus Lite answered the row's lookup as before the delete after
+    the chunks' read had found none). Any other file read without chunks, in either run, is
+    reported."""
     while not stop.is_set():
         for file in store.iter_files():
             texts = [c.text for c in store.file_chunks(file.file_id)]
             if not texts and store.file_row(file.file_id) is None:
                 continue  # deleted since it was listed
+            if not texts and deleted(file.path) and deleting[file.root].is_set():
+                continue  # its deletion is under way
             problem = whole(texts)
             if problem:
                 seen.append(f"{file.root}/{file.path}: {problem}")
@@ -150,6 +169,7 @@ def test_writers_on_different_roots_at_once_while_a_reader_searches(
     reader = MilvusStore(MilvusConfig(uri=uri, prefix=shared), readonly=True)
     errors: list[str] = []
     barrier = threading.Barrier(len(ROOTS))
+    deleting = {r: threading.Event() for r in ROOTS}
 
     def index(root: str) -> None:
         try:
@@ -157,6 +177,7 @@ def test_writers_on_different_roots_at_once_while_a_reader_searches(
             barrier.wait()
             first = eng.index([root], keyword_only=True)
             assert first.added == FILES, first.to_dict()
+            deleting[root].set()
             edit_root(folders[root], root)
             again = eng.index([root], keyword_only=True)
             assert (again.updated, again.removed, again.added) == (21, 3, 3), again.to_dict()
@@ -164,7 +185,7 @@ def test_writers_on_different_roots_at_once_while_a_reader_searches(
             errors.append(f"{root}: {type(exc).__name__}: {exc}")
 
     stop, seen, reads = threading.Event(), list[str](), [0]
-    looking = threading.Thread(target=read_loop, args=(reader, stop, seen, reads))
+    looking = threading.Thread(target=read_loop, args=(reader, stop, seen, reads, deleting))
     looking.start()
     threads = [threading.Thread(target=index, args=(r,)) for r in ROOTS]
     for t in threads:
