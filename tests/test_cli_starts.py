@@ -9,12 +9,14 @@ leaves unloaded, since each heavy one costs tens of milliseconds on every start:
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from noteseek.config import PROJECT_FILE
 from noteseek.interfaces import cli
 from tests.helpers import project, run_cli, write
 
@@ -57,11 +59,12 @@ print("\\n" + json.dumps(sorted(sys.modules)), file=sys.stderr)
 """
 
 
-def loaded_by(args: list[str], cwd: Path) -> set[str]:
+def loaded_by(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> set[str]:
     """The modules loaded after ``noteseek ARGS`` ran in a fresh interpreter."""
     proc = subprocess.run(
         [sys.executable, "-c", _RUN, json.dumps(args)],
         cwd=cwd,
+        env=env,
         capture_output=True,
         text=True,
         timeout=300,
@@ -94,6 +97,15 @@ def test_light_commands_load_no_heavy_module(vault: Path, args: list[str]) -> No
     loaded = loaded_by(args, vault)
     assert "noteseek.engine" in loaded  # the command ran against the index
     assert [name for name in HEAVY if name in loaded] == []
+
+
+def test_settings_files_are_read_without_pydantic_settings(vault: Path) -> None:
+    """The project file is read with tomllib; pydantic-settings (25 ms) parses NOTESEEK_*
+    variables and is imported only when one is set (the test session sets some)."""
+    quiet = {k: v for k, v in os.environ.items() if not k.upper().startswith("NOTESEEK_")}
+    assert (vault / PROJECT_FILE).is_file()
+    assert "pydantic_settings" not in loaded_by(["status"], vault, quiet)
+    assert "pydantic_settings" in loaded_by(["status"], vault)  # the session's variables
 
 
 def test_a_keyword_search_loads_no_embedding_model(vault: Path) -> None:

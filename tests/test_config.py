@@ -103,6 +103,18 @@ def test_malformed_toml_is_a_clear_error(tmp_path: Path) -> None:
         load_settings(tmp_path, environ={})
 
 
+def test_a_table_name_matches_its_section_in_any_case(tmp_path: Path) -> None:
+    write(tmp_path / ".noteseek.toml", "[Search]\ntop_k = 7\n")
+    cfg = load_settings(tmp_path, environ={}, user_file=tmp_path / "no-user.toml")
+    assert cfg.settings.search.top_k == 7 and cfg.origins["search.top_k"] == "project"
+
+
+def test_a_settings_file_not_in_utf8_is_a_clear_error(tmp_path: Path) -> None:
+    (tmp_path / ".noteseek.toml").write_bytes(b"[search]\ntop_k = 7 # caf\xe9\n")
+    with pytest.raises(ConfigError, match=r"\.noteseek\.toml: .*utf-8"):
+        load_settings(tmp_path, environ={})
+
+
 def test_explicit_config_file_must_exist(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="not found"):
         load_settings(tmp_path, config_file=tmp_path / "missing.toml", environ={})

@@ -83,15 +83,18 @@ def test_communities_are_kept_for_indexed_files(
     store: Store, second_handle: Callable[[], Store]
 ) -> None:
     ids = fill(store)
-    assert store.stored_communities() is None  # never computed
+    assert store.stored_communities() is None and store.community_sizes() is None
     alpha, beta = ids["notes/job/alpha.md"], ids["notes/job/beta.md"]
     store.set_communities({alpha: 0, beta: 0, 10**9: 1})
     assert store.stored_communities() == {alpha: 0, beta: 0}
     assert second_handle().stored_communities() == {alpha: 0, beta: 0}
+    assert store.community_sizes() == second_handle().community_sizes() == (1, 2)
+    store.set_communities({alpha: 0, beta: 5})
+    assert store.community_sizes() == (2, 2)
     store.delete_file(beta)
-    assert store.stored_communities() == {alpha: 0}
+    assert store.stored_communities() == {alpha: 0} and store.community_sizes() == (1, 1)
     store.set_communities({})
-    assert store.stored_communities() == {}  # computed: none
+    assert store.stored_communities() == {} and store.community_sizes() == (0, 0)  # none
 
 
 def test_link_rows_of_some_files(store: Store) -> None:

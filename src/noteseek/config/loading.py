@@ -8,8 +8,9 @@
   setting works too, and any other ``NOTESEEK_*`` name is an error (``config/environment.py``)
 * flags: whatever the command line sets
 
-Each layer is read by a pydantic-settings source into a plain dict; the dicts are merged key by
-key so :func:`load_settings` can say which layer every resolved value came from
+Each layer is read into a plain dict (the files by ``tomllib``, the environment by a
+pydantic-settings source, imported only when a ``NOTESEEK_*`` variable is set); the dicts are
+merged key by key so :func:`load_settings` can say which layer every resolved value came from
 (``noteseek config show``). Relative root paths and ``index.dir`` are resolved against the
 folder of the file that set them (the working directory for environment and flags).
 """
@@ -19,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,7 +28,6 @@ from typing import Any, Literal
 
 import platformdirs
 from pydantic import ValidationError
-from pydantic_settings import EnvSettingsSource, TomlConfigSettingsSource
 
 from noteseek.config.base import ConfigError
 from noteseek.config.environment import env_names, key_variables
@@ -180,11 +181,18 @@ def _index_dir(
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
+    """A settings file's tables; a table's name matches its section in any case
+    (``[Index]`` is ``[index]``), as the environment's names do."""
     try:
-        source = TomlConfigSettingsSource(Settings, toml_file=path)
-        return dict(source())
-    except Exception as exc:  # tomllib errors, permission errors
+        with path.open("rb") as handle:
+            data = tomllib.load(handle)
+    except (OSError, ValueError) as exc:  # unreadable, not UTF-8, not TOML
         raise ConfigError(f"{path}: {exc}") from None
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        name = key.lower() if key.lower() in Settings.model_fields else key
+        out[name] = value
+    return out
 
 
 def _read_env(
@@ -196,8 +204,13 @@ def _read_env(
     if not relevant:
         return {}
     relevant = env_names(relevant, key_variables([data for _, data in files]))
+    from pydantic_settings import EnvSettingsSource  # only when a variable is set
+
     source = EnvSettingsSource(
-        Settings, env_prefix=ENV_PREFIX, env_nested_delimiter="__", case_sensitive=False
+        Settings,  # type: ignore[arg-type]  # reads the fields only
+        env_prefix=ENV_PREFIX,
+        env_nested_delimiter="__",
+        case_sensitive=False,
     )
     source.env_vars = {k.lower(): v for k, v in relevant.items()}
     try:

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import re
 
-from pydantic import Field, field_validator
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from noteseek.config.git import GitSettings
 from noteseek.config.indexing import (
@@ -23,18 +22,16 @@ from noteseek.config.serving import ServeSettings, WatchSettings
 ENV_PREFIX = "NOTESEEK_"
 
 
-class Settings(BaseSettings):
+class Settings(BaseModel):
     """Every setting noteseek reads. Sections mirror the TOML tables.
 
-    Each section's ``description`` heads its table in the ``noteseek init`` template.
+    Each section's ``description`` heads its table in the ``noteseek init`` template. The
+    layers (files, environment, flags) are read and merged by ``loading.py``, which passes the
+    result in as arguments: a plain model, so a start that reads no environment variables
+    never imports pydantic-settings.
     """
 
-    model_config = SettingsConfigDict(
-        env_prefix=ENV_PREFIX,
-        env_nested_delimiter="__",
-        extra="forbid",
-        nested_model_default_partial_update=True,
-    )
+    model_config = ConfigDict(extra="forbid", validate_default=True)
 
     roots: dict[str, RootConfig] = Field(
         default_factory=dict,
@@ -104,16 +101,3 @@ class Settings(BaseSettings):
                     f"root name {name!r} may only hold letters, digits, '_', '-' and '.'"
                 )
         return value
-
-    @classmethod
-    def settings_customise_sources(
-        cls,
-        settings_cls: type[BaseSettings],
-        init_settings: PydanticBaseSettingsSource,
-        env_settings: PydanticBaseSettingsSource,
-        dotenv_settings: PydanticBaseSettingsSource,
-        file_secret_settings: PydanticBaseSettingsSource,
-    ) -> tuple[PydanticBaseSettingsSource, ...]:
-        # load_settings merges the layers itself (to know where each value came from) and
-        # passes the result in as init arguments.
-        return (init_settings,)

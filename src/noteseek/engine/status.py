@@ -99,12 +99,9 @@ def _contents(state: IndexState, out: dict[str, Any]) -> dict[str, Any]:
                 "pid": holder.get("pid"),
                 "command": holder.get("command"),
             }
-    groups = state.values.known_communities()  # status never runs Louvain itself: kept or cached
-    if groups is not None:
-        out["communities"] = {
-            "count": len(set(groups.values())),
-            "documents": len(groups),
-        }
+    sizes = state.values.community_sizes()  # status never runs Louvain itself: kept or cached
+    if sizes is not None:
+        out["communities"] = {"count": sizes[0], "documents": sizes[1]}
     out["manifest"] = state.store.manifest()
     if state.read_only and state.read_only not in state.notices:
         state.notices.append(state.read_only)  # said once, by status (not by every search)

@@ -253,10 +253,13 @@ class IndexValues:
         """
         return self._communities.get()
 
-    def known_communities(self) -> dict[int, int] | None:
-        """The communities by file id if known without running Louvain (status)."""
+    def community_sizes(self) -> tuple[int, int] | None:
+        """How many communities and how many documents in them, if known without running
+        Louvain (status): as computed here, else as kept with the index (counted there)."""
         cached = self._communities.cached
-        return cached if cached is not None else self.state.store.stored_communities()
+        if cached is not None:
+            return len(set(cached.values())), len(cached)
+        return self.state.store.community_sizes()
 
     def concept_vocabulary(self, *, wait: bool = True) -> ConceptVocabulary | None:
         """The index's concept vocabulary for query expansion (``search/concepts.py``).

@@ -491,6 +491,11 @@ class GraphStore(Protocol):
         """File id -> community, as last set; None if never set."""
         ...
 
+    def community_sizes(self) -> tuple[int, int] | None:
+        """How many communities :meth:`stored_communities` holds and how many files are in
+        them, without reading them (``status``); None if never set."""
+        ...
+
     def set_communities(self, by_file: Mapping[int, int]) -> None:
         """Replace the communities (files no longer indexed are left out)."""
         ...

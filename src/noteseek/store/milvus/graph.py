@@ -222,6 +222,10 @@ class MilvusGraph(MilvusCatalog):
                 out = {f: c for f, c in out.items() if f not in d.uncommunity}
             return out
 
+    def community_sizes(self) -> tuple[int, int] | None:
+        groups = self.stored_communities()  # Milvus counts no distinct values: read them
+        return None if groups is None else (len(set(groups.values())), len(groups))
+
     # -- writing (buffered) -------------------------------------------------------------------
 
     def write_graph(

@@ -139,6 +139,12 @@ class SQLiteGraph(SQLiteCore):
             return None
         return {int(f): int(c) for f, c in self._q("SELECT file_id, community FROM communities")}
 
+    def community_sizes(self) -> tuple[int, int] | None:
+        if not self._q("SELECT 1 FROM meta WHERE key = ?", (COMMUNITIES_SET,)):
+            return None
+        groups, files = self._q("SELECT COUNT(DISTINCT community), COUNT(*) FROM communities")[0]
+        return int(groups), int(files)
+
     def set_communities(self, by_file: Mapping[int, int]) -> None:
         with self.transaction():
             self._conn.execute("DELETE FROM communities")
