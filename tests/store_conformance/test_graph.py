@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from noteseek.store.base import EdgeRow, Store
+from noteseek.store.base import Store
+from noteseek.store.rows import EdgeRow
 from noteseek.types import Link
 from tests.store_conformance.build import corpus, fill, make_file
 

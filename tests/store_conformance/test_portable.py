@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from noteseek.store.backend import Backend
-from noteseek.store.base import EdgeRow, Store
+from noteseek.store.base import Store
 from noteseek.store.migrate import copy_index, counts, is_empty
+from noteseek.store.rows import EdgeRow
 from noteseek.types import Filters
 from tests.store_conformance.build import (
     DIM,

@@ -27,7 +27,7 @@ from noteseek.search.ask import SearchRequest
 from noteseek.search.query import parse_query
 from noteseek.search.snippet import make_snippet
 from noteseek.sources.git import COMMITS_SCOPE, GIT_KIND
-from noteseek.store.base import FileRow
+from noteseek.store.rows import FileRow
 from noteseek.types import Hit
 
 FETCH_PER_COMMIT = 6

@@ -27,7 +27,7 @@ from noteseek.sources.memory.folder import MemoryFolder, WriteResult
 from noteseek.sources.memory.format import daily_name, memory_kind
 from noteseek.sources.memory.record import MemoryFields, fields_match, memory_fields
 from noteseek.sources.memory.sessions import SessionEntry, recorded_turns, upsert
-from noteseek.store.base import FileRow
+from noteseek.store.rows import FileRow
 
 if TYPE_CHECKING:  # the summarisers (numpy, httpx, the parsers) load with a flush
     from noteseek.engine import Engine

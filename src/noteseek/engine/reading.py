@@ -20,7 +20,7 @@ from noteseek.engine.results import Ambiguous, GetResult, NotFound
 from noteseek.engine.state import IndexState
 from noteseek.graph.links import Edge
 from noteseek.sources.base import ReadError, Source
-from noteseek.store.base import ChunkRow, FileRow, NamedFile
+from noteseek.store.rows import ChunkRow, FileRow, NamedFile
 
 _CHUNK_ID_RE = re.compile(r"^[0-9a-f]{16}$")
 _PATH_LINE_RE = re.compile(r"^(.*):(\d+)$")

@@ -42,7 +42,8 @@ from noteseek.graph.links import (
     resolve_link,
 )
 from noteseek.sources.registry import spec_of, specs
-from noteseek.store.base import EdgeRow, GraphSource
+from noteseek.store.base import GraphSource
+from noteseek.store.rows import EdgeRow
 
 CAP_KEY = "graph_max_links"
 """Meta: the ``search.max_links_per_document`` the kept graph was built with, and the

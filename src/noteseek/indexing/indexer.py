@@ -25,8 +25,9 @@ from noteseek.indexing.prepare import Outcome, PrepareSettings, RootRules
 from noteseek.indexing.styles import ROOT_STYLES_KEY, resolve_style, stored_styles
 from noteseek.sources.base import FoundFile, Source, SourceContext, printable_path
 from noteseek.sources.registry import open_source, spec_of
-from noteseek.store.base import FileState, Store
+from noteseek.store.base import Store
 from noteseek.store.errors import WriteRejected
+from noteseek.store.rows import FileState
 
 Progress = Callable[[int, int, str], None]
 """progress(done, total, current path)."""

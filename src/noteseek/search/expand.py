@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from noteseek.store.base import ChunkRow
+from noteseek.store.rows import ChunkRow
 
 
 def expand(

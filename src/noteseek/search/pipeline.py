@@ -41,7 +41,8 @@ from noteseek.search.rows import CandidateRows
 from noteseek.search.snippet import make_snippet
 from noteseek.search.stages import BOOSTS, Chosen, Diversify, Stage, StageContext, chosen
 from noteseek.search.typos import Correction
-from noteseek.store.base import ChunkRow, SearchSource
+from noteseek.store.base import SearchSource
+from noteseek.store.rows import ChunkRow
 from noteseek.types import Clause, Hit, KeywordQuery
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from noteseek.store.base import ChunkRow, Chunks
+from noteseek.store.base import Chunks
+from noteseek.store.rows import ChunkRow
 
 
 class CandidateRows:

@@ -17,7 +17,8 @@ import numpy.typing as npt
 from noteseek.config import SearchSettings
 from noteseek.search.compress import shingles, similar
 from noteseek.search.stages.registry import DuplicateRule, register
-from noteseek.store.base import ChunkRow, VectorIndex
+from noteseek.store.base import VectorIndex
+from noteseek.store.rows import ChunkRow
 
 
 @register

@@ -34,7 +34,8 @@ from noteseek.search.stages.base import StageContext
 from noteseek.types import KeywordQuery
 
 if TYPE_CHECKING:
-    from noteseek.store.base import Catalog, ChunkRow, VectorIndex
+    from noteseek.store.base import Catalog, VectorIndex
+    from noteseek.store.rows import ChunkRow
 
 Lane = list[tuple[int, float]]
 

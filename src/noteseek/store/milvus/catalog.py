@@ -17,11 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from noteseek.sources.base import printable_path as _text
-from noteseek.store.base import FileRow, FileState, Problem
 from noteseek.store.errors import WriteRejected
 from noteseek.store.milvus import matching, rows, schema
 from noteseek.store.milvus.core import MilvusCore, Op, in_list, lit, meta_row
 from noteseek.store.milvus.leases import LeaseHeld
+from noteseek.store.rows import FileRow, FileState, Problem
 from noteseek.types import PreparedFile
 
 RUNS_KEPT = 20

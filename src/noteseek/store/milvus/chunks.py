@@ -6,10 +6,10 @@ from bisect import bisect_right
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from noteseek.store.base import ChunkRow, LinkRow
 from noteseek.store.milvus import filters as milvus_filters
 from noteseek.store.milvus import rows, schema
 from noteseek.store.milvus.core import MilvusCore, lit
+from noteseek.store.rows import ChunkRow, LinkRow
 from noteseek.types import Filters
 
 FLIP_RETRIES = 3

@@ -24,10 +24,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from noteseek.store.base import EdgeRow, NamedFile
 from noteseek.store.milvus import schema
 from noteseek.store.milvus.catalog import MilvusCatalog
 from noteseek.store.milvus.core import IN_BATCH, Op, in_list
+from noteseek.store.rows import EdgeRow, NamedFile
 
 COMMUNITIES_SET = "communities_set"
 """Meta key present once communities were set (an empty set is still a set)."""

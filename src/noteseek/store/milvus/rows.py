@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from noteseek.store.base import ChunkRow, FileRow
 from noteseek.store.errors import WriteRejected
 from noteseek.store.milvus import matching, schema
+from noteseek.store.rows import ChunkRow, FileRow
 from noteseek.types import PreparedFile
 
 HEADING_SEP = "\x1f"

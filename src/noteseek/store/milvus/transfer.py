@@ -12,12 +12,12 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from noteseek.store.base import EdgeRow, StoredFile
 from noteseek.store.errors import WriteRejected
 from noteseek.store.milvus import rows, schema
 from noteseek.store.milvus.core import meta_row
 from noteseek.store.milvus.graph import HASHED, MilvusGraph, _edge_row
 from noteseek.store.milvus.vectors import MilvusVectors
+from noteseek.store.rows import EdgeRow, StoredFile
 from noteseek.types import Chunk, FileRecord, IndexedChunk, Link, PreparedFile
 
 META_PREFIX = "m:"

@@ -16,8 +16,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from noteseek.sources.base import printable_path as _text
-from noteseek.store.base import FileRow, FileState, Problem
 from noteseek.store.errors import WriteRejected
+from noteseek.store.rows import FileRow, FileState, Problem
 from noteseek.store.sqlite.core import SQLiteCore
 from noteseek.store.sqlite.keyword import document_row
 from noteseek.store.sqlite.sql import (

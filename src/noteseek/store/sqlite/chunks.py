@@ -5,7 +5,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Iterator, Sequence
 
-from noteseek.store.base import ChunkRow, LinkRow
+from noteseek.store.rows import ChunkRow, LinkRow
 from noteseek.store.sqlite.core import SQLiteCore
 from noteseek.store.sqlite.sql import (
     CHUNK_COLUMNS,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping, Sequence
 
-from noteseek.store.base import EdgeRow, NamedFile
+from noteseek.store.rows import EdgeRow, NamedFile
 from noteseek.store.sqlite.core import SQLiteCore
 from noteseek.store.sqlite.sql import IN_BATCH
 

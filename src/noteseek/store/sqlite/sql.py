@@ -10,7 +10,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from noteseek.store.base import ChunkRow, FileRow
+from noteseek.store.rows import ChunkRow, FileRow
 from noteseek.types import Filters
 
 HEADING_SEP = "\x1f"

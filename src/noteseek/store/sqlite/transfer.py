@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from noteseek.store.base import EdgeRow, StoredFile
+from noteseek.store.rows import EdgeRow, StoredFile
 from noteseek.store.sqlite.catalog import file_values, insert_file_rows
 from noteseek.store.sqlite.graph import COMMUNITIES_SET
 from noteseek.store.sqlite.sql import HEADING_SEP, IN_BATCH
