@@ -194,3 +194,35 @@ def test_one_writer_and_concurrent_readers(
             thread.join(60)
     assert not errors, errors[:5]
     assert len(tokens) == 2 and all(moves > 0 for moves in tokens)
+
+
+def keyword_found(store: Store, *terms: str) -> tuple[set[str], set[int]]:
+    """Chunk ids and file ids the keyword index finds for any of ``terms``."""
+    query = words(*terms)
+    hits = store.keyword_search(query, "any", Filters(), 50, WEIGHTS)
+    chunks = {row.chunk_id for row in store.chunk_rows([r for r, _ in hits])}
+    return chunks, set(store.document_scores(query, Filters(), 50, WEIGHTS))
+
+
+def test_a_file_rewritten_deleted_or_rolled_back_in_one_transaction(store: Store) -> None:
+    """The keyword index ends as the rows do, whatever happened to a file before the commit:
+    written then rewritten (only the new words), written then deleted (nothing), written in a
+    failed inner block (nothing), and the rest of the transaction kept."""
+    ids = fill(store)
+    kept = ids["notes/job/alpha.md"]
+    with store.transaction():
+        first = store.write_file(
+            make_file("notes", "r.md", [("", "walrus"), ("", "otter")]), 2, None
+        )
+        store.write_file(make_file("notes", "r.md", [("", "narwhal")]), 3, first)
+        gone = store.write_file(make_file("notes", "d.md", [("", "pelican")]), 2, None)
+        store.delete_file(gone)
+        with pytest.raises(RuntimeError), store.transaction():
+            store.write_file(make_file("notes", "f.md", [("", "heron")]), 2, None)
+            raise RuntimeError("inner fails")
+        store.write_file(make_file("notes", "job/alpha.md", [("", "puffin")]), 2, kept)
+    assert keyword_found(store, "walrus", "otter", "pelican", "heron") == (set(), set())
+    assert keyword_found(store, "narwhal") == ({"notes/r.md#0"}, {first})
+    assert keyword_found(store, "puffin") == ({"notes/job/alpha.md#0"}, {kept})
+    assert keyword_found(store, "durian") == (set(), set())  # alpha's old words went
+    assert keyword_found(store, "elderberry")[1] == {ids["notes/job/beta.md"]}  # untouched
