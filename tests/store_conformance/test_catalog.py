@@ -90,6 +90,8 @@ def test_written_files_read_back(store: Store) -> None:
     assert sorted(store.document_dates()) == sorted(p.record.modified for p in corpus())
     notes = [p.record.modified for p in corpus() if p.record.root == "notes"]
     assert sorted(store.document_dates(exclude_kinds=["memory"])) == sorted(notes)
+    everything = sorted(p.record.modified for p in corpus())
+    assert sorted(store.document_dates(exclude_kinds=["git", "none"])) == everything  # no such root
 
 
 def test_find_files_by_path_doc_id_and_root(store: Store) -> None:

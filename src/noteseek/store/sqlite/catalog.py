@@ -261,10 +261,16 @@ class SQLiteCatalog(SQLiteCore):
         return (to_file_row(r) for r in rows)
 
     def document_dates(self, exclude_kinds: Sequence[str] = ()) -> list[float]:
-        """Every document's date (``files.modified``), leaving out roots of ``exclude_kinds``."""
-        if not exclude_kinds:
-            return [float(r[0]) for r in self._q("SELECT modified FROM files")]
+        """Every document's date (``files.modified``), leaving out roots of ``exclude_kinds``.
+
+        Without such roots, the dates come from their index alone (``files_modified``): 6 ms
+        for 14k files read cold, against 19-28 ms through the files' rows (a cold search
+        reads them to decide whether the dates are trustworthy)."""
         marks = ",".join("?" * len(exclude_kinds))
+        if not exclude_kinds or not self._q(
+            f"SELECT 1 FROM roots WHERE kind IN ({marks}) LIMIT 1", tuple(exclude_kinds)
+        ):
+            return [float(r[0]) for r in self._q("SELECT modified FROM files")]
         rows = self._q(
             "SELECT f.modified FROM files f JOIN roots r ON r.id = f.root_id "
             f"WHERE r.kind NOT IN ({marks})",
