@@ -214,6 +214,29 @@ def test_updates_over_a_mapped_graph_equal_exact_search(notes_engine: Engine) ->
     assert len(saved_files(notes_engine)) == 4  # the old state's files were deleted
 
 
+def test_a_mapped_graph_whose_file_another_writer_replaced_is_built_again(
+    notes_engine: Engine,
+) -> None:
+    """A process maps the saved graph; another writer saves a newer state, deleting that
+    file; a change then needs an in-memory copy of the graph: it is built from the rows
+    instead (once in about twenty runs, the engine's own save did this to the next test)."""
+    fill_vectors(notes_engine)
+    save_as_writer(notes_engine)
+    mapped = index_for(notes_engine, writer=True, clock=Clock())
+    mapped.sync()
+    assert mapped.loaded_saved and mapped.uses_hnsw
+    for name in saved_files(notes_engine):
+        if name.endswith(".usearch"):
+            (notes_engine.index_dir / name).unlink()  # as the other writer's save does
+    write(notes_engine.index_dir.parent / "notes" / "extra.md", "# Extra\n\nMore.\n")
+    notes_engine.index()
+    vectors = fill_vectors(notes_engine, seed=11)
+    assert top(mapped, 21) == brute_force(vectors, query(21), 10)  # exact meanwhile
+    assert mapped.wait_for_hnsw(60) and mapped.hnsw_error is None
+    for seed in range(3):
+        assert top(mapped, 40 + seed) == brute_force(vectors, query(40 + seed), 10)
+
+
 def test_a_reader_in_a_read_only_folder_maps_the_saved_graph(notes_engine: Engine) -> None:
     fill_vectors(notes_engine)
     save_as_writer(notes_engine)

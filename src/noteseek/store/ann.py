@@ -407,14 +407,16 @@ class InMemoryVectorIndex:
     ) -> None:
         # ``rows`` is a snapshot: updates replace self._rows, never change it. The graph's
         # keys are the distinct vectors' keys. With ``view``, the graph is an in-memory copy
-        # of the mapped one instead of a new one.
+        # of the mapped one instead of a new one, read again from its file; when another
+        # writer has saved a newer state since (deleting that file), it is built from the rows.
         yield_cpu()
         try:
+            graph = None
             if view is not None and view.graph_path is not None:
                 graph = ann_saved.restore_copy(view.graph_path)
-            else:
+            if graph is None:
                 graph = build_hnsw(rows.vkeys, rows.matrix, self.dimension)
-                if self._folder is not None and self._may_save():
+                if view is None and self._folder is not None and self._may_save():
                     self._save(rows, graph)
                     self._saved = ann_saved.key_checksum(rows.idents)
         except Exception as exc:  # a failed graph leaves exact search, which always works

@@ -154,9 +154,13 @@ def _view(path: Path, dimension: int, count: int) -> Any:
     return graph
 
 
-def restore_copy(path: Path) -> Any:
-    """An in-memory, writable copy of a saved graph (to update in place)."""
-    return usearch_module().Index.restore(str(path), view=False)
+def restore_copy(path: Path) -> Any | None:
+    """An in-memory, writable copy of a saved graph (to update in place); None when the file
+    is gone (another writer saved a newer state and deleted it) or unreadable."""
+    try:
+        return usearch_module().Index.restore(str(path), view=False)
+    except (OSError, RuntimeError, ValueError):
+        return None
 
 
 def save(
