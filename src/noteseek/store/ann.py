@@ -427,24 +427,33 @@ class InMemoryVectorIndex:
         with self._lock:
             if generation != self._generation:
                 return
-            self._builder = None
-            now = self._rows
-            gone = rows.vkeys[~np.isin(rows.vkeys, now.vkeys)]
-            new_rows = np.flatnonzero(~np.isin(now.vkeys, rows.vkeys))
-            if self._too_big_for_graph(gone.size + new_rows.size):
-                # Much changed while it was built: catching up would hold searches. Build
-                # again once writes are quiet (exact search meanwhile).
-                self._last_bulk = self._clock()
-                return
-            if gone.size:
-                graph.remove(gone.astype(np.uint64))
-            if new_rows.size:
-                graph.add(
-                    now.vkeys[new_rows].astype(np.uint64),
-                    np.asarray(now.matrix[new_rows], dtype=np.float32),
-                    threads=insert_threads(new_rows.size),
-                )
-            self._hnsw = graph
+            try:
+                self._catch_up(graph, rows)
+            finally:
+                # Only now, with the graph in place: :meth:`wait_for_hnsw` reads the builder
+                # without the lock, and must not find it gone before the graph is there.
+                self._builder = None
+
+    def _catch_up(self, graph: Any, rows: VectorRows) -> None:
+        """Bring a graph built from ``rows`` up to the rows held now, and use it (call with
+        the lock held)."""
+        now = self._rows
+        gone = rows.vkeys[~np.isin(rows.vkeys, now.vkeys)]
+        new_rows = np.flatnonzero(~np.isin(now.vkeys, rows.vkeys))
+        if self._too_big_for_graph(gone.size + new_rows.size):
+            # Much changed while it was built: catching up would hold searches. Build again
+            # once writes are quiet (exact search meanwhile).
+            self._last_bulk = self._clock()
+            return
+        if gone.size:
+            graph.remove(gone.astype(np.uint64))
+        if new_rows.size:
+            graph.add(
+                now.vkeys[new_rows].astype(np.uint64),
+                np.asarray(now.matrix[new_rows], dtype=np.float32),
+                threads=insert_threads(new_rows.size),
+            )
+        self._hnsw = graph
 
     def vectors_for(self, rowids: Sequence[int]) -> dict[int, npt.NDArray[np.float32]]:
         """The stored unit vectors of the given chunks that have one (as float32)."""
