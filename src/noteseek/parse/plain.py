@@ -94,10 +94,12 @@ def reading_text(text: str) -> str:
     without link and image addresses (their text stays), and without the code of fenced blocks
     when the rest has :data:`PROSE_WORDS` words of plain text."""
     if "```" in text or "~~~" in text:
-        # Uncached: embedding a corpus must not evict the snippets' plain texts.
-        prose: str = _plain_text.__wrapped__(text, False, code=False)
-        if len(prose.split()) >= PROSE_WORDS:
-            text = "\n".join(line for line, kind in _lines(text) if kind == "text")
+        # One walk of the lines, and no use of the snippets' cache (a corpus embedded must
+        # not evict their plain texts).
+        outside = [line for line, kind in _lines(text) if kind == "text"]
+        words = sum(len((_plain_line(line) or "").split()) for line in outside)
+        if words >= PROSE_WORDS:
+            text = "\n".join(outside)
     if "[" in text:
         text = _IMAGE_RE.sub(r"\1", text)
         text = _LINK_RE.sub(r"\1", text)
@@ -112,14 +114,11 @@ def link_addresses(text: str) -> list[str]:
 
 
 @functools.lru_cache(maxsize=KEPT_TEXTS)
-def _plain_text(
-    text: str, properties: bool, urls: frozenset[str] = frozenset(), *, code: bool = True
-) -> str:
+def _plain_text(text: str, properties: bool, urls: frozenset[str] = frozenset()) -> str:
     out: list[str] = []
     for line, kind in _lines(text):
         if kind == "code":
-            if code:
-                out.append(line)
+            out.append(line)
         elif kind == "text":
             kept = _plain_line(line, properties, urls)
             if kept is not None:
