@@ -130,6 +130,8 @@ def test_git_semantic_weight_is_commit_searchs_fusion_weight_alone(
         resources = SimpleNamespace(settings=eng.settings.search, recency_tiers=None)
         searching._apply(searching._profile(kind), resources)  # type: ignore[arg-type]
         assert resources.settings.semantic_weight == expected, kind
+        # Commits keep short queries' all-words matches first; documents rank them softly.
+        assert resources.settings.all_terms_bonus == (1.0 if kind == "git" else 0.1), kind
         # Commits keep the field weights their search was tuned with; documents have theirs.
         weights = resources.settings.weights
         assert (weights.title, weights.headings) == (

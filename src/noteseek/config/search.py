@@ -65,8 +65,16 @@ class SearchSettings(Section):
     all_terms_first: int = Field(
         default=4,
         ge=0,
-        description="For queries of up to this many words, documents holding every word "
-        "rank first; longer (natural-language) queries rank by BM25 alone. 0 disables.",
+        description="For queries of up to this many words, sections holding every word rank "
+        "ahead (search.all_terms_bonus); longer (natural-language) queries rank by BM25 alone. "
+        "0 disables.",
+    )
+    all_terms_bonus: float = Field(
+        default=0.1,
+        ge=0,
+        description="How far ahead: a section holding every word of a short query gains this "
+        "share of the keyword lane's best score. 1 or more puts all of them first, whatever "
+        "BM25 says of the rest.",
     )
     common_term_fraction: float = Field(
         default=0.05,

@@ -194,6 +194,7 @@ class Searching:
             "document_weight": profile.document_weight,
             "max_per_document": profile.max_per_document,
             "semantic_weight": profile.semantic_weight,
+            "all_terms_bonus": profile.all_terms_bonus,
         }
         if profile.field_weights:
             fields = resources.settings.weights

@@ -1,9 +1,11 @@
-"""Keyword retrieval: BM25 over the weighted fields, all-words matches first for short queries.
+"""Keyword retrieval: BM25 over the weighted fields, all-words matches ahead for short queries.
 
-A short query (up to ``search.all_terms_first`` words) first asks for chunks that hold every
-word; when those are fewer than wanted, chunks holding any of the words follow, so a query
-never comes back empty because one word is missing. Longer, natural-language queries rank by
-BM25 over any word: requiring every word of a sentence would put chance matches first.
+A short query (up to ``search.all_terms_first`` words) also asks for chunks that hold every
+word, and each of those ranks ``search.all_terms_bonus`` of the lane's best score higher among
+the chunks holding any of the words; a query never comes back empty because one word is
+missing. A bonus of 1 or more puts every all-words match first, in a tier of its own. Longer,
+natural-language queries rank by BM25 over any word: requiring every word of a sentence would
+put chance matches first.
 """
 
 from __future__ import annotations
@@ -129,21 +131,56 @@ def retrieve(
         return response
     weights = weights_of(settings)
     memo = memo or KeywordMemo(store)
+    bonus = settings.all_terms_bonus
+    soft = bonus < 1.0
+    every: dict[int, tuple[int, float]] = {}
+    """All-words matches (soft): rowid -> (the tier they join, BM25)."""
     seen: set[int] = set()
+    results = response.results
     for tier, (attempt, mode) in enumerate(_attempts(store, query, settings)):
+        if soft and mode == "all":
+            # Not a tier of its own: its chunks join the next (any-word) tier, marked.
+            for rowid, score in memo.chunks(attempt, mode, filters, limit, weights):
+                every.setdefault(rowid, (tier + 1, score))
+            continue
         want = limit + len(seen)
         for rowid, score in memo.chunks(attempt, mode, filters, want, weights):
             if rowid in seen:
                 continue
             seen.add(rowid)
-            response.results.append(KeywordResult(rowid, score, mode, tier, 0.0, score))
-            if len(response.results) >= limit:
+            match: MatchMode = "all" if rowid in every else mode
+            results.append(KeywordResult(rowid, score, match, tier, 0.0, score))
+            if len(results) >= limit:
                 break
-        if len(response.results) >= limit:
+        if len(results) >= limit:
             break
-    if settings.document_weight > 0 and response.results:
+    # All-words matches the any-word tiers did not reach still compete, with their bonus.
+    for rowid, (tier, score) in every.items():
+        if rowid not in seen:
+            results.append(KeywordResult(rowid, score, "all", tier, 0.0, score))
+    if settings.document_weight > 0 and results:
         blend_documents(memo, response, filters, weights, settings.document_weight)
+    if every and bonus > 0:
+        raise_all_words(results, bonus)
+    del results[limit:]
     return response
+
+
+def raise_all_words(results: list[KeywordResult], bonus: float) -> None:
+    """Add ``bonus`` x the best blended score to every all-words match, then rank again.
+
+    Measured on five sets, tuned on half of each set's queries and checked on the other half:
+    a soft bonus instead of a tier of their own gains the keyword lane up to 0.017 nDCG@10 on
+    the short queries of the Dendron and Logseq known-item sets (a note's best section may hold
+    only some of the words its title and other sections hold), and loses none more than 0.003.
+    """
+    top = max((r.blended for r in results), default=0.0)
+    if top <= 0:
+        return
+    for r in results:
+        if r.match == "all":
+            r.blended += bonus * top
+    results.sort(key=lambda r: (r.tier, -r.blended))
 
 
 def blend_documents(

@@ -70,6 +70,9 @@ class Profile:
     """``search.max_per_document`` for these documents (0: no cap)."""
     semantic_weight: float | None = None
     """``search.semantic_weight`` (the semantic lane's fusion weight) for these documents."""
+    all_terms_bonus: float | None = None
+    """``search.all_terms_bonus`` (how far ahead a short query's all-words matches rank) for
+    these documents."""
     field_weights: tuple[tuple[str, float], ...] = ()
     """BM25 weights of some keyword fields for these documents (``search.weights`` names
     them; the fields not given keep the index's)."""

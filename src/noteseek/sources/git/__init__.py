@@ -32,6 +32,7 @@ def profile(settings: Settings) -> Profile:
         document_weight=settings.git.document_weight,
         max_per_document=0,
         semantic_weight=settings.git.semantic_weight,
+        all_terms_bonus=settings.git.all_terms_bonus,
         field_weights=COMMIT_FIELD_WEIGHTS,
     )
 
