@@ -77,12 +77,14 @@ class SearchSettings(Section):
         "BM25 says of the rest.",
     )
     common_term_fraction: float = Field(
-        default=0.05,
+        default=0.5,
         ge=0,
         le=1,
         description="Words found in more than this share of chunks only count when no rarer "
         "word of the query matches; when every word is that common, documents naming them in "
-        "title, aliases or tags come first. Keeps queries fast on large indexes.",
+        "title, aliases or tags come first. Keeps queries fast on large indexes. At 0.5 such a "
+        "word has no BM25 weight left, so ranking does not change; lower values rank by fewer "
+        "words (0.05 cost the PowerShell known-item set 0.048 nDCG@10).",
     )
     common_term_min: int = Field(
         default=2000,

@@ -214,9 +214,9 @@ def _attempts(
     """The queries to run in order; each adds results until the limit is reached.
 
     1. Short queries: chunks holding every word.
-    2. Chunks holding any word. Words that most chunks contain carry almost no BM25 weight
-       but make an OR query visit (and score) most of the index, so when the query also has
-       rarer words, chunks matching those come first, ranked by them.
+    2. Chunks holding any word. Words that half the chunks contain carry no BM25 weight but
+       make an OR query visit (and score) most of the index, so when the query also has rarer
+       words, chunks matching those come first, ranked by them.
     3. When every word is that common (``of the``, ``parameters`` in a reference manual),
        sections of documents with the words in their title, aliases or tags come first; scoring
        every chunk of the index is the last resort.
