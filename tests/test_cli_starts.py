@@ -154,3 +154,57 @@ def test_every_command_is_mapped_to_the_module_that_registers_it() -> None:
 )
 def test_which_module_a_command_line_loads(argv: list[str], module: str | None) -> None:
     assert cli.command_module(argv) == module
+
+
+_RUN_WITH_TEARDOWN = """
+import atexit, json, sys
+atexit.register(lambda: print("torn down", file=sys.stderr))
+sys.argv = ["noteseek", *json.loads(sys.argv[1])]
+from noteseek.interfaces.cli import run
+run()
+"""
+
+
+def exit_of(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``noteseek ARGS`` through the installed command's entry point, with an exit handler
+    that says whether the interpreter was torn down."""
+    return subprocess.run(
+        [sys.executable, "-c", _RUN_WITH_TEARDOWN, json.dumps(args)],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "out"),
+    [
+        (["status"], 0, "notes"),
+        (["get", "notes/guide.md"], 0, "# Guide"),
+        (["search", "cache", "--json"], 0, "Cache.md"),
+        (["search", "qqxzvv"], 1, ""),
+        (["get", "notes/missing.md"], 1, ""),
+    ],
+)
+def test_a_reading_command_ends_without_tearing_the_interpreter_down(
+    vault: Path, args: list[str], code: int, out: str
+) -> None:
+    """Its output is whole and its exit code the same; the exit handlers do not run."""
+    proc = exit_of(args, vault)
+    assert proc.returncode == code, proc.stderr
+    assert out in proc.stdout
+    if "--json" in args:
+        assert json.loads(proc.stdout)["status"] == "ready"  # the whole document came out
+    assert "torn down" not in proc.stderr
+
+
+def test_a_writing_command_exits_as_usual(vault: Path) -> None:
+    proc = exit_of(["index", "--keyword-only"], vault)
+    assert proc.returncode == 0, proc.stderr
+    assert "torn down" in proc.stderr
+
+
+def test_the_installed_command_is_the_quick_exit_entry_point() -> None:
+    text = (Path(__file__).resolve().parent.parent / "pyproject.toml").read_text("utf-8")
+    assert 'noteseek = "noteseek.interfaces.cli:run"' in text

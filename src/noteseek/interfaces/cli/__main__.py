@@ -1,5 +1,5 @@
 """``python -m noteseek.interfaces.cli``: the ``noteseek`` command."""
 
-from noteseek.interfaces.cli import main
+from noteseek.interfaces.cli import run
 
-main()
+run()
