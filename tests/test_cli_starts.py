@@ -165,12 +165,15 @@ run()
 """
 
 
-def exit_of(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+def exit_of(
+    args: list[str], cwd: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     """``noteseek ARGS`` through the installed command's entry point, with an exit handler
     that says whether the interpreter was torn down."""
     return subprocess.run(
         [sys.executable, "-c", _RUN_WITH_TEARDOWN, json.dumps(args)],
         cwd=cwd,
+        env={**os.environ, **(env or {})},
         capture_output=True,
         text=True,
         timeout=300,
@@ -208,3 +211,19 @@ def test_a_writing_command_exits_as_usual(vault: Path) -> None:
 def test_the_installed_command_is_the_quick_exit_entry_point() -> None:
     text = (Path(__file__).resolve().parent.parent / "pyproject.toml").read_text("utf-8")
     assert 'noteseek = "noteseek.interfaces.cli:run"' in text
+
+
+def test_a_hybrid_search_ends_without_the_teardown_too(tmp_path: Path) -> None:
+    """The query is embedded on a daemon thread beside the keyword lane: no worker of a pool
+    is left for the exit to join."""
+    write(tmp_path / "notes" / "cache.md", "# Cache\n\nEntries expire after a time to live.\n")
+    write(tmp_path / "notes" / "queue.md", "# Queue\n\nJobs wait in line for a worker.\n")
+    folder = project(tmp_path, {"notes": tmp_path / "notes"})
+    on = {"NOTESEEK_EMBEDDING__ENABLED": "true"}
+    run_cli(["index"], folder, on)
+    proc = exit_of(["search", "how long do cached entries last", "--json"], folder, on)
+    assert proc.returncode == 0, proc.stderr
+    found = json.loads(proc.stdout)
+    assert found["mode"] == "hybrid" and found["lanes"]["semantic"] >= 1
+    assert found["results"][0]["path"] == "cache.md"
+    assert "torn down" not in proc.stderr

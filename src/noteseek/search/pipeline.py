@@ -18,12 +18,13 @@ query, the weights, a lane after fusion, a re-ordering before diversity, a dupli
 from __future__ import annotations
 
 import math
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -69,10 +70,31 @@ WIDEN_MARGIN = 1.25
 """A widened pass asks for this much more than the documents found per candidate predict."""
 
 
-_EMBEDDING = ThreadPoolExecutor(max_workers=2, thread_name_prefix="noteseek-query-embed")
-"""Query embeddings of hybrid searches run here while the keyword lane runs on the caller's
-thread: ONNX Runtime and SQLite both release the GIL, so the lanes overlap (the model's 4 to
-8 ms per query no longer adds to the keyword lane's time)."""
+_T = TypeVar("_T")
+
+
+def beside(work: Callable[[str], _T], text: str) -> Future[_T]:
+    """``work(text)`` on a thread of its own, while the caller goes on.
+
+    Query embeddings of hybrid searches run so while the keyword lane runs on the caller's
+    thread: ONNX Runtime and SQLite both release the GIL, so the lanes overlap (the model's 4
+    to 8 ms per query no longer adds to the keyword lane's time). A daemon thread per query
+    (about 0.1 ms to start) rather than a pool: a pool's idle workers are threads the process
+    must join at exit, which kept a reading command from ending at once
+    (``interfaces/cli/__init__.py``'s ``run``).
+    """
+    future: Future[_T] = Future()
+
+    def run_it() -> None:
+        if not future.set_running_or_notify_cancel():
+            return
+        try:
+            future.set_result(work(text))
+        except BaseException as exc:  # handed to the caller by future.result()
+            future.set_exception(exc)
+
+    threading.Thread(target=run_it, name="noteseek-query-embed", daemon=True).start()
+    return future
 
 
 def run(request: PipelineRequest, resources: SearchResources) -> PipelineResult:
@@ -180,7 +202,7 @@ def _run(
         elif gate:
             warnings.append(f"the semantic lane did not run: {gate}")
         elif semantic and run_keyword and not optional.needs_query_vector:
-            embedding = _EMBEDDING.submit(vectors.embed_query, semantic)  # beside the keywords
+            embedding = beside(vectors.embed_query, semantic)  # beside the keywords
         elif semantic:
             qvec = vectors.embed_query(semantic)
             timings["embed_ms"] = _ms(started)

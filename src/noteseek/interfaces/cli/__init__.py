@@ -88,9 +88,10 @@ def run() -> None:
     numpy, the analyzer's caches) took 50-80 ms of every ``status``, ``get`` or ``search``
     (0.27 -> 0.21 s for ``status`` on the 14k-page index). A reading command has written
     nothing and holds nothing that must be finished, so once its output is flushed the process
-    ends at once (``os._exit``) with the same exit code. Not when another thread is still
-    running (a vector graph being built finishes at exit), when the output cannot be flushed
-    (a closed pipe: the usual exit reports it), or for any other command.
+    ends at once (``os._exit``) with the same exit code. Background threads are daemons, which
+    the usual exit abandons too (a vector graph being built is thrown away once the engine has
+    closed). Not when a thread the usual exit would wait for is alive, when the output cannot
+    be flushed (a closed pipe: the usual exit reports it), or for any other command.
     """
     try:
         main()
@@ -106,8 +107,10 @@ def _exit_now(code: object) -> None:
     """End the process with ``code`` now, output flushed; returns when it cannot."""
     import threading
 
-    if not (code is None or isinstance(code, int)) or threading.active_count() > 1:
+    if not (code is None or isinstance(code, int)):
         return
+    if any(not t.daemon for t in threading.enumerate() if t is not threading.main_thread()):
+        return  # work the usual exit would wait for
     try:
         sys.stdout.flush()
         sys.stderr.flush()
