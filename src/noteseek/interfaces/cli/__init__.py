@@ -76,8 +76,9 @@ def main() -> None:
 
 
 QUICK_EXIT_MODULES = frozenset({"reading", "searching", "indexes"})
-"""Modules whose commands only read the index (and the settings): once one has answered, the
-process ends without tearing the interpreter down."""
+"""Modules whose commands read the index and write at most a small file they have closed
+(``use`` records the name in use): once one has answered, the process ends without tearing
+the interpreter down."""
 
 
 def run() -> None:
