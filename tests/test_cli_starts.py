@@ -43,6 +43,8 @@ HEAVY = (
     "noteseek.interfaces.cli.evaluate",
     "noteseek.interfaces.cli.serving",
     "noteseek.interfaces.cli.indexing",
+    "noteseek.operations.memory_table",
+    "noteseek.operations.memory_params",
 )
 """What a light command (status, get, links) never imports."""
 
@@ -111,7 +113,13 @@ def test_settings_files_are_read_without_pydantic_settings(vault: Path) -> None:
 def test_a_keyword_search_loads_no_embedding_model(vault: Path) -> None:
     loaded = loaded_by(["search", "cache"], vault)
     assert "noteseek.search.pipeline" in loaded
-    for name in ("onnxruntime", "tokenizers", "noteseek.interfaces.cli.serving", "mcp"):
+    for name in (
+        "onnxruntime",
+        "tokenizers",
+        "noteseek.interfaces.cli.serving",
+        "mcp",
+        "noteseek.operations.memory_table",  # the memory operations load when one is called
+    ):
         assert name not in loaded, name
 
 

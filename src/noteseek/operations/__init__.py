@@ -9,9 +9,9 @@ from noteseek.operations.errors import ERROR_KINDS, ERROR_MEANING, ErrorKind, Op
 from noteseek.operations.params import Params, describe_errors, input_schema, parse_arguments
 from noteseek.operations.runtime import Runtime, execute, parse
 from noteseek.operations.table import (
-    OPERATIONS,
     HttpRoute,
     Operation,
+    every_operation,
     http_operations,
     mcp_operations,
     operation,
@@ -32,6 +32,7 @@ __all__ = [
     "Params",
     "Runtime",
     "describe_errors",
+    "every_operation",
     "execute",
     "http_operations",
     "input_schema",
@@ -40,3 +41,10 @@ __all__ = [
     "parse",
     "parse_arguments",
 ]
+
+
+def __getattr__(name: str) -> dict[str, Operation]:
+    """``OPERATIONS``: the whole table (``table.every_operation``), built on first use."""
+    if name == "OPERATIONS":
+        return every_operation()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

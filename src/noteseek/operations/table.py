@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from noteseek.operations import admin, git, reading, search
 from noteseek.operations.errors import ErrorKind, Invalid
-from noteseek.operations.memory_table import MEMORY_OPERATIONS
 from noteseek.operations.params import (
     GetChunk,
     GetDocument,
@@ -41,7 +40,7 @@ from noteseek.operations.results import (
 )
 from noteseek.operations.spec import Door, HttpRoute, Operation
 
-__all__ = ["OPERATIONS", "Door", "HttpRoute", "Operation", "operation"]
+__all__ = ["Door", "HttpRoute", "Operation", "every_operation", "operation"]
 
 _CAP = (
     "Each result carries at most 2,000 characters of text (or expand_chars, when larger) and a "
@@ -50,7 +49,7 @@ _CAP = (
 _SEARCH_ERRORS: tuple[ErrorKind, ...] = ("invalid", "unavailable")
 _READ_ERRORS: tuple[ErrorKind, ...] = ("invalid", "not_found", "ambiguous", "unavailable")
 
-OPERATIONS: dict[str, Operation] = {
+_DOCUMENT_OPERATIONS: dict[str, Operation] = {
     op.name: op
     for op in (
         Operation(
@@ -272,22 +271,42 @@ OPERATIONS: dict[str, Operation] = {
             mcp=False,
             reads_index=True,
         ),
-        *MEMORY_OPERATIONS,
     )
 }
+"""Every operation but the memory ones (``memory_table.py``)."""
+
+_every: dict[str, Operation] | None = None
+
+
+def every_operation() -> dict[str, Operation]:
+    """The whole table in order, the memory operations last. Their entries (and their
+    parameter and result models) load with the first call that needs them: a search of the
+    documents or ``noteseek status`` never does (17 ms of each start)."""
+    global _every
+    if _every is None:
+        from noteseek.operations.memory_table import MEMORY_OPERATIONS
+
+        _every = {**_DOCUMENT_OPERATIONS, **{op.name: op for op in MEMORY_OPERATIONS}}
+    return _every
+
+
+def __getattr__(name: str) -> dict[str, Operation]:
+    if name == "OPERATIONS":  # the whole table, as it always was
+        return every_operation()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def operation(name: str) -> Operation:
     """The operation called ``name``; Invalid (listing the names) when there is none."""
-    op = OPERATIONS.get(name)
+    op = _DOCUMENT_OPERATIONS.get(name) or every_operation().get(name)
     if op is None:
         raise Invalid(f"unknown tool {name!r}; tools: {', '.join(mcp_operations())}")
     return op
 
 
 def mcp_operations() -> dict[str, Operation]:
-    return {name: op for name, op in OPERATIONS.items() if op.mcp}
+    return {name: op for name, op in every_operation().items() if op.mcp}
 
 
 def http_operations() -> dict[str, Operation]:
-    return {name: op for name, op in OPERATIONS.items() if op.http is not None}
+    return {name: op for name, op in every_operation().items() if op.http is not None}
