@@ -45,7 +45,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import tune_levers as T
 from noteseek.search import keyword
 from noteseek.search.query import semantic_text
-from noteseek.search.relevance import FUNCTION_WORDS, model_floor
+from noteseek.search.relevance import function_terms, model_floor
 from noteseek.types import Filters
 
 WEIGHTS = (0.5, 1.0, 1.25, 1.5, 2.0, 3.0, 5.0)
@@ -107,7 +107,7 @@ def proximity_study(sets: list[T.SetData], top: int, lams: Sequence[float]) -> N
     print("|---|---:|---|---|")
     for d in sets:
         analyzer = d.engine.analyzer()
-        stop = frozenset({t for w in FUNCTION_WORDS for t in analyzer.terms(w)}) | FUNCTION_WORDS
+        stop = function_terms(analyzer)
         rows = sorted({r for q in d.keyword for r, _ in d.keyword[q][:top]})
         terms: dict[int, list[str]] = {}
         for i in range(0, len(rows), 500):

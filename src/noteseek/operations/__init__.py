@@ -4,6 +4,7 @@ Light to import: the engine loads on the first call, so an MCP server answers it
 and lists its tools before any index is opened.
 """
 
+from noteseek.lazy import lazy_exports
 from noteseek.operations.context import AGENT_LIMITS, NO_LIMITS, Context, Limits
 from noteseek.operations.errors import ERROR_KINDS, ERROR_MEANING, ErrorKind, OperationError
 from noteseek.operations.params import Params, describe_errors, input_schema, parse_arguments
@@ -42,9 +43,5 @@ __all__ = [
     "parse_arguments",
 ]
 
-
-def __getattr__(name: str) -> dict[str, Operation]:
-    """``OPERATIONS``: the whole table (``table.every_operation``), built on first use."""
-    if name == "OPERATIONS":
-        return every_operation()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# ``OPERATIONS``: the whole table (``table.every_operation``), built on first use.
+__getattr__ = lazy_exports(__name__, {"OPERATIONS": "noteseek.operations.table"}, globals())

@@ -133,8 +133,7 @@ def retrieve(
     memo = memo or KeywordMemo(store)
     bonus = settings.all_terms_bonus
     soft = bonus < 1.0
-    every: dict[int, tuple[int, float]] = {}
-    """All-words matches (soft): rowid -> (the tier they join, BM25)."""
+    every: dict[int, tuple[int, float]] = {}  # all-words matches: rowid -> (tier joined, BM25)
     seen: set[int] = set()
     results = response.results
     for tier, (attempt, mode) in enumerate(_attempts(store, query, settings)):

@@ -71,7 +71,7 @@ def model_floor(model_id: str) -> float:
 
 
 @lru_cache(maxsize=8)
-def _function_terms(analyzer: Analyzer) -> frozenset[str]:
+def function_terms(analyzer: Analyzer) -> frozenset[str]:
     """The function words as the analyzer writes them (stemmed, folded)."""
     return frozenset(
         term for word in FUNCTION_WORDS for term in analyzer.terms(word) or (word,)
@@ -82,7 +82,7 @@ def content_clauses(query: KeywordQuery, analyzer: Analyzer) -> list[Clause]:
     """The clauses of ``query`` that hold a word other than a function word."""
     if analyzer.language != "english":
         return list(query.clauses)
-    function = _function_terms(analyzer)
+    function = function_terms(analyzer)
     return [c for c in query.clauses if any(t not in function for t in c.terms)]
 
 

@@ -94,13 +94,14 @@ def run() -> None:
     closed). Not when a thread the usual exit would wait for is alive, when the output cannot
     be flushed (a closed pipe: the usual exit reports it), or for any other command.
     """
+    quick = command_module(sys.argv[1:]) in QUICK_EXIT_MODULES
     try:
         main()
     except SystemExit as done:
-        if command_module(sys.argv[1:]) in QUICK_EXIT_MODULES:
+        if quick:
             _exit_now(done.code)
         raise
-    if command_module(sys.argv[1:]) in QUICK_EXIT_MODULES:
+    if quick:
         _exit_now(0)
 
 
