@@ -21,9 +21,17 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from noteseek import __version__, servers
-from noteseek.operations import OperationError, Runtime, input_schema, mcp_operations
+from noteseek.operations import (
+    Operation,
+    OperationError,
+    Runtime,
+    input_schema,
+    mcp_operations,
+    operation,
+)
 from noteseek.operations.errors import HTTP_STATUS
 from noteseek.operations.search import index_line
+from noteseek.operations.spec import Rendering
 from noteseek.parse.plain import plain_text
 
 if TYPE_CHECKING:
@@ -38,84 +46,107 @@ log = logging.getLogger(__name__)
 # -- rendering ---------------------------------------------------------------------------------
 
 
-def render_text(name: str, payload: dict[str, Any]) -> str:
-    """A compact plain-text rendering of a tool's structured result."""
-    if "results" in payload:
-        lines = []
-        head = f"{len(payload['results'])} results ({payload['mode']}, {payload['took_ms']} ms)"
-        if payload["status"] == "indexing":
-            head += " - index still building"
-        lines.append(head)
-        if "index" in payload:
-            lines.append(index_line(payload["index"]))
-        if "compression" in payload:
-            c = payload["compression"]
-            lines.append(
-                f"compressed: {c['dropped_low_score']} below min_score, "
-                f"{c['dropped_duplicates']} near-duplicates dropped, "
-                f"{c['tokens_saved']} tokens saved"
-            )
-        for w in payload["warnings"]:
-            lines.append(f"warning: {w}")
-        if "target" in payload:  # search_linked_memories: every memory link, typed
-            ghost = " (no such document yet)" if payload["ghost"] else ""
-            lines.append(f"memory links to {payload['target']}{ghost}:")
-            for link in payload["links"]:
-                lines.append(
-                    f"  {link['type']}: {link['memory']}:{link['line']} “{link['context']}”"
-                )
-        for r in payload["results"]:
-            where = " > ".join(r["heading_path"])
-            ranks = ", ".join(f"{lane} #{rank}" for lane, rank in r["lanes"].items())
-            lines.append(
-                f"\n[{r['rank']}] {r['doc_id']}"
-                + (f" > {where}" if where else "")
-                + f" (lines {r['start_line']}-{r['end_line']}, score {r['score']:.3f}"
-                + (f"; {ranks}" if ranks else "")
-                + f", chunk {r['chunk_id']})"
-            )
-            lines.append(_result_body(r))
-            if r.get("also"):
-                lines.append("also in this document: " + "; ".join(_also(a) for a in r["also"]))
-        return "\n".join(lines)
-    if "indexed" in payload and "message" in payload:  # a memory write
-        return (
-            f"{payload['message']} ({payload['root']}/{payload['name']}.md; {payload['indexed']})"
+def render_text(op: Operation, payload: dict[str, Any]) -> str:
+    """A compact plain-text rendering of a tool's structured result, in the style its
+    operation names (:attr:`Operation.rendering`)."""
+    return _RENDERERS[op.rendering](payload)
+
+
+def _results(payload: dict[str, Any]) -> str:
+    """Searches: a head line, the index's state, warnings, then each result with its text."""
+    lines = []
+    count = len(payload["results"])
+    head = f"{count} result{'' if count == 1 else 's'} ({payload['mode']}, {payload['took_ms']} ms)"
+    if payload["status"] == "indexing":
+        head += " - index still building"
+    lines.append(head)
+    if "index" in payload:
+        lines.append(index_line(payload["index"]))
+    if "compression" in payload:
+        c = payload["compression"]
+        lines.append(
+            f"compressed: {c['dropped_low_score']} below min_score, "
+            f"{c['dropped_duplicates']} near-duplicates dropped, "
+            f"{c['tokens_saved']} tokens saved"
         )
-    if name == "get_document":
-        start = payload["from_line"]
-        numbered = [
-            f"{start + i:>5}  {line}" for i, line in enumerate(payload["content"].split("\n"))
-        ]
-        more = " (more: raise from_line)" if payload["more"] else ""
-        head = (
-            f"{payload['doc_id']} lines {payload['from_line']}-{payload['to_line']} "
-            f"of {payload['total_lines']}{more}"
+    for w in payload["warnings"]:
+        lines.append(f"warning: {w}")
+    if "target" in payload:  # search_linked_memories: every memory link, typed
+        ghost = " (no such document yet)" if payload["ghost"] else ""
+        lines.append(f"memory links to {payload['target']}{ghost}:")
+        for link in payload["links"]:
+            lines.append(f"  {link['type']}: {link['memory']}:{link['line']} “{link['context']}”")
+    for r in payload["results"]:
+        where = " > ".join(r["heading_path"])
+        ranks = ", ".join(f"{lane} #{rank}" for lane, rank in r["lanes"].items())
+        lines.append(
+            f"\n[{r['rank']}] {r['doc_id']}"
+            + (f" > {where}" if where else "")
+            + f" (lines {r['start_line']}-{r['end_line']}, score {r['score']:.3f}"
+            + (f"; {ranks}" if ranks else "")
+            + f", chunk {r['chunk_id']})"
         )
-        return head + "\n" + "\n".join(numbered)
-    if name == "get_links":
-        lines = [payload["doc_id"]]
-        for label, items in (
-            ("links to", payload["outgoing"]),
-            ("linked from", payload["backlinks"]),
-        ):
-            lines.append(f"{label} ({len(items)}):")
-            for item in items:
-                target = item["doc_id"] or f"{item['placeholder']} (no such note yet)"
-                anchor = f"#{item['anchor']}" if item["anchor"] else ""
-                memory = "memory " if item.get("memory") else ""
-                lines.append(f"  {memory}{target}{anchor} ({item['type']}, line {item['line']})")
-                if item.get("memory") and item.get("context"):
-                    lines.append(f"    “{item['context']}”")
-        return "\n".join(lines)
-    if name in ("get_chunk", "get_section"):
-        return (
-            f"{payload['doc_id']} > {' > '.join(payload['heading_path'])} "
-            f"(lines {payload['start_line']}-{payload['end_line']})\n{payload['text']}"
-        )
-    if isinstance(payload.get("commits"), list):
-        return _commits(payload)
-    return _compact(payload)
+        lines.append(_result_body(r))
+        if r.get("also"):
+            lines.append("also in this document: " + "; ".join(_also(a) for a in r["also"]))
+    return "\n".join(lines)
+
+
+def _memory_write(payload: dict[str, Any]) -> str:
+    return f"{payload['message']} ({payload['root']}/{payload['name']}.md; {payload['indexed']})"
+
+
+def _flush(payload: dict[str, Any]) -> str:
+    """flush_memories: what was done, where it went, then the summary and its sources."""
+    lines = [payload["message"]]
+    if payload.get("indexed"):
+        lines[0] += f" ({payload['indexed']})"
+    lines.append(
+        f"method {payload['method']}, {payload['passages']} passages from "
+        f"{len(payload['sources'])} memories"
+        + (f"; archived {len(payload['archived'])}" if payload["archived"] else "")
+    )
+    if payload["summary"]:
+        lines.append("\n" + payload["summary"].strip())
+    if payload["sources"]:
+        lines.append("\nsources: " + ", ".join(payload["sources"]))
+    return "\n".join(lines)
+
+
+def _document(payload: dict[str, Any]) -> str:
+    start = payload["from_line"]
+    numbered = [f"{start + i:>5}  {line}" for i, line in enumerate(payload["content"].split("\n"))]
+    more = " (more: raise from_line)" if payload["more"] else ""
+    head = (
+        f"{payload['doc_id']} lines {payload['from_line']}-{payload['to_line']} "
+        f"of {payload['total_lines']}{more}"
+    )
+    return head + "\n" + "\n".join(numbered)
+
+
+def _links(payload: dict[str, Any]) -> str:
+    lines = [payload["doc_id"]]
+    for label, items in (("links to", payload["outgoing"]), ("linked from", payload["backlinks"])):
+        lines.append(f"{label} ({len(items)}):")
+        for item in items:
+            target = item["doc_id"] or f"{item['placeholder']} (no such note yet)"
+            anchor = f"#{item['anchor']}" if item["anchor"] else ""
+            memory = "memory " if item.get("memory") else ""
+            lines.append(f"  {memory}{target}{anchor} ({item['type']}, line {item['line']})")
+            if item.get("memory") and item.get("context"):
+                lines.append(f"    “{item['context']}”")
+    return "\n".join(lines)
+
+
+def _section(payload: dict[str, Any]) -> str:
+    return (
+        f"{payload['doc_id']} > {' > '.join(payload['heading_path'])} "
+        f"(lines {payload['start_line']}-{payload['end_line']})\n{payload['text']}"
+    )
+
+
+def _text(payload: dict[str, Any]) -> str:
+    return str(payload["text"])
 
 
 def _commits(payload: dict[str, Any]) -> str:
@@ -167,6 +198,19 @@ def _compact(payload: dict[str, Any]) -> str:
         else:
             lines.append(f"{key}: {value(v)}")
     return "\n".join(lines)
+
+
+_RENDERERS: dict[Rendering, Callable[[dict[str, Any]], str]] = {
+    "results": _results,
+    "commits": _commits,
+    "document": _document,
+    "section": _section,
+    "links": _links,
+    "memory_write": _memory_write,
+    "flush": _flush,
+    "text": _text,
+    "fields": _compact,
+}
 
 
 def _also(section: dict[str, Any]) -> str:
@@ -241,7 +285,7 @@ def build_server(runtime: Runtime) -> Any:
                 is_error=True,
             )
         return types.CallToolResult(
-            content=[types.TextContent(type="text", text=render_text(name, payload))],
+            content=[types.TextContent(type="text", text=render_text(operation(name), payload))],
             structured_content=payload,
         )
 

@@ -61,6 +61,7 @@ MEMORY_OPERATIONS: tuple[Operation, ...] = (
         "show it in their backlinks). Never overwrites: an existing name is a conflict, and "
         "text already remembered is not written twice. " + _FILES,
         http=HttpRoute("POST", "/memories", status_code=201),
+        rendering="memory_write",
     ),
     Operation(
         "append_memory",
@@ -73,6 +74,7 @@ MEMORY_OPERATIONS: tuple[Operation, ...] = (
         description="Note what happened or was learned in today's daily log, as a timed "
         "entry. The quickest way to remember; flush_memories later compacts the logs.",
         http=HttpRoute("POST", "/memories/append"),
+        rendering="memory_write",
     ),
     Operation(
         "update_memory",
@@ -86,6 +88,7 @@ MEMORY_OPERATIONS: tuple[Operation, ...] = (
         "or set its type, tags, title or status (archived memories leave searches unless "
         "asked for). Keys a person added to its frontmatter are kept.",
         http=HttpRoute("POST", "/memories/update"),
+        rendering="memory_write",
     ),
     Operation(
         "delete_memory",
@@ -96,6 +99,7 @@ MEMORY_OPERATIONS: tuple[Operation, ...] = (
         False,
         _WRITE_ERRORS,
         http=HttpRoute("POST", "/memories/delete"),
+        rendering="memory_write",
     ),
     Operation(
         "restore_memory",
@@ -106,6 +110,7 @@ MEMORY_OPERATIONS: tuple[Operation, ...] = (
         False,
         _WRITE_ERRORS,
         http=HttpRoute("POST", "/memories/restore"),
+        rendering="memory_write",
     ),
     Operation(
         "read_memory",
@@ -155,6 +160,7 @@ MEMORY_OPERATIONS: tuple[Operation, ...] = (
         "active) and creation date.",
         http=HttpRoute("POST", "/search_memories"),
         reads_index=True,
+        rendering="results",
     ),
     Operation(
         "search_linked_memories",
@@ -170,6 +176,7 @@ MEMORY_OPERATIONS: tuple[Operation, ...] = (
         "plans) and the text around it.",
         http=HttpRoute("POST", "/search_linked_memories"),
         reads_index=True,
+        rendering="results",
     ),
     Operation(
         "flush_memories",
@@ -185,6 +192,7 @@ MEMORY_OPERATIONS: tuple[Operation, ...] = (
         "today's daily log. dry_run shows it without writing; archive marks what was "
         "summarised archived (never deleted).",
         http=HttpRoute("POST", "/memories/flush"),
+        rendering="flush",
     ),
     Operation(
         "recall_memories",
@@ -201,5 +209,6 @@ MEMORY_OPERATIONS: tuple[Operation, ...] = (
         http=HttpRoute("POST", RECALL_ROUTE),
         mcp=False,
         reads_index=True,
+        rendering="text",
     ),
 )

@@ -12,6 +12,11 @@ from noteseek.operations.errors import ErrorKind
 from noteseek.operations.params import Params
 
 Door = Literal["cli", "mcp", "http"]
+Rendering = Literal[
+    "results", "commits", "document", "section", "links", "memory_write", "flush", "text", "fields"
+]
+"""How a door that answers in text (MCP's text content) shows an operation's result: chosen
+with the operation, never guessed from the keys its payload happens to have."""
 
 
 @dataclass(frozen=True)
@@ -42,6 +47,8 @@ class Operation:
     finish: Callable[[dict[str, Any]], dict[str, Any]] | None = None
     """Work on the result that needs no engine (rendering HTML), done once the engine is
     released, so a long note does not hold up the searches waiting for it."""
+    rendering: Rendering = "fields"
+    """The text rendering of its result (:data:`Rendering`); ``fields``: a line per field."""
     reads_index: bool = False
     """Answers from what the index holds: refused as unavailable while the index is damaged,
     rather than answering from the part of it that can still be read (so does every

@@ -68,6 +68,7 @@ _DOCUMENT_OPERATIONS: dict[str, Operation] = {
             "where it did. " + _CAP,
             http=HttpRoute("POST", "/query_documents"),
             reads_index=True,
+            rendering="results",
         ),
         Operation(
             "query_documents_compressed",
@@ -82,6 +83,7 @@ _DOCUMENT_OPERATIONS: dict[str, Operation] = {
             "tight or for broad questions with many similar notes. " + _CAP,
             http=HttpRoute("POST", "/query_documents_compressed"),
             reads_index=True,
+            rendering="results",
         ),
         Operation(
             "search_with_hypothesis",
@@ -97,6 +99,7 @@ _DOCUMENT_OPERATIONS: dict[str, Operation] = {
             "notes use different words. " + _CAP,
             http=HttpRoute("POST", "/search_with_hypothesis"),
             reads_index=True,
+            rendering="results",
         ),
         Operation(
             "search_git_history",
@@ -116,6 +119,7 @@ _DOCUMENT_OPERATIONS: dict[str, Operation] = {
             "whole commit.",
             http=HttpRoute("POST", "/search_git_history"),
             reads_index=True,
+            rendering="commits",
         ),
         Operation(
             "get_chunk",
@@ -127,6 +131,7 @@ _DOCUMENT_OPERATIONS: dict[str, Operation] = {
             ("invalid", "not_found", "unavailable"),
             http=HttpRoute("GET", "/chunks/{chunk_id}"),
             needs_index=True,
+            rendering="section",
         ),
         Operation(
             "get_section",
@@ -140,6 +145,7 @@ _DOCUMENT_OPERATIONS: dict[str, Operation] = {
             "for a path:line reference from a result, a log or a grep.",
             http=HttpRoute("GET", "/sections/{path:path}"),
             needs_index=True,
+            rendering="section",
         ),
         Operation(
             "get_document",
@@ -155,6 +161,7 @@ _DOCUMENT_OPERATIONS: dict[str, Operation] = {
             "configured roots can be read.",
             http=HttpRoute("GET", "/documents/{path:path}"),
             needs_index=True,
+            rendering="document",
         ),
         Operation(
             "get_links",
@@ -169,6 +176,7 @@ _DOCUMENT_OPERATIONS: dict[str, Operation] = {
             "does not exist yet is a placeholder) and the documents linking to it.",
             http=HttpRoute("GET", "/links/{path:path}"),
             needs_index=True,
+            rendering="links",
         ),
         Operation(
             "render_document",
