@@ -84,6 +84,7 @@ def engine_prefix(milvus_engine: engines.Engine) -> Iterator[str]:
 SLOW_FILES = {
     "test_web.py": "drives the page in Chromium",
     "test_embed_onnx.py": "loads the ONNX embedding models",
+    "test_claude_code.py": "installs and runs the Claude Code CLI",
 }
 SLOW_FIXTURES = {"embedder": "loads the ONNX embedding model"}
 
