@@ -4,7 +4,9 @@ text, so a write finds an identical text or a look-alike name without reading th
 It lives in the folder, hidden (``.noteseek-memory-table/table.sqlite``, in a folder of its own
 so that its journal never touches the memory folder's own entries; the SQLite side is
 :mod:`noteseek.store.memory_table`), and is a cache: deleted, damaged or of another version,
-it is built again from the files by the next write. Every write
+it is built again from the files by the next write. What others may plant at its path (a
+link, a file or folder in the wrong place, another program's database) is left alone, and
+writes go on without the table (a create then reads the folder). Every write
 goes through it under the folder's lock (:class:`~noteseek.sources.memory.folder.MemoryFolder`
 opens it, :meth:`refresh` brings it up to date, :meth:`record` enters what the write changed),
 and it stays right when people change files by hand:
@@ -37,7 +39,12 @@ from collections.abc import Callable, Iterator
 
 from noteseek.sources.memory.format import memory_kind, normalise
 from noteseek.sources.memory.names import skeleton
-from noteseek.store.memory_table import MemoryTableDB, MemoryTableError, remove_table
+from noteseek.store.memory_table import (
+    MemoryTableDB,
+    MemoryTableError,
+    RefusedTableError,
+    remove_table,
+)
 
 log = logging.getLogger(__name__)
 
@@ -78,13 +85,14 @@ class FolderTable:
     @contextlib.contextmanager
     def opened(cls, base: str, digest: Digest) -> Iterator[FolderTable]:
         """The table of the folder ``base`` (its real path), brought up to date; built again
-        when missing, damaged or of another version. :class:`TableError` when it cannot be."""
-        folder = os.path.join(base, TABLE_DIR)
-        path = os.path.join(folder, TABLE_FILE)
+        when missing, damaged or of another version. :class:`TableError` when it cannot be,
+        among others when what is at its path is not noteseek's to use or delete (a link, a
+        file or folder in the wrong place, another program's database): that is left as it
+        is, and the write goes on without the table."""
+        path = os.path.join(base, TABLE_DIR, TABLE_FILE)
         db = None
         for attempt in range(2):
             try:
-                os.makedirs(folder, exist_ok=True)
                 db = MemoryTableDB(path)
                 table = cls(base, digest, db)
                 table.refresh()
@@ -93,10 +101,15 @@ class FolderTable:
                 if db is not None:
                     db.close()
                     db = None
-                if attempt:
+                if attempt or isinstance(exc, RefusedTableError):
                     raise TableError(f"the memory table cannot be used: {exc}") from exc
                 log.warning("building the memory table of %s again: %s", base, exc)
-                remove_table(path)
+                try:
+                    remove_table(path)
+                except (MemoryTableError, OSError) as removing:
+                    raise TableError(
+                        f"the memory table cannot be used: {exc}; nor removed: {removing}"
+                    ) from removing
         assert db is not None
         try:
             yield table
