@@ -245,7 +245,10 @@ def test_session_entries_are_upserted_in_place() -> None:
 def test_the_claude_code_plugin_runs_noteseek_hooks(folder: Path) -> None:
     manifest = json.loads((PLUGIN / ".claude-plugin" / "plugin.json").read_text())
     assert manifest["name"] == "noteseek"
-    hooks = json.loads((PLUGIN / manifest["hooks"]).read_text())["hooks"]
+    # hooks/hooks.json is loaded by convention: naming it in the manifest too made Claude Code
+    # refuse the plugin ("Duplicate hooks file detected"; tests/test_claude_code.py).
+    assert "hooks" not in manifest
+    hooks = json.loads((PLUGIN / "hooks" / "hooks.json").read_text())["hooks"]
     assert set(hooks) == {"SessionStart", "UserPromptSubmit", "Stop", "PreCompact", "SessionEnd"}
     servers = json.loads((PLUGIN / manifest["mcpServers"]).read_text())["mcpServers"]
     assert servers["noteseek"] == {"command": "noteseek", "args": ["mcp"]}
