@@ -6,6 +6,7 @@ from dataclasses import replace
 
 import pytest
 
+from noteseek.graph.sync import sync_graph
 from noteseek.store.base import Store
 from noteseek.store.errors import WriteRejected
 from noteseek.types import Filters
@@ -198,6 +199,48 @@ def test_clear_drops_documents_but_keeps_roots_meta_and_vectors(store: Store) ->
     assert store.roots() == {"docs": "/data/docs", "notes": "/data/notes"}
     assert store.meta("embedding_model") == MODEL
     assert store.vector_models() == vectors
+
+
+def test_removing_a_root_drops_all_it_indexed_and_nothing_else(store: Store) -> None:
+    """``noteseek roots remove``: the root's files, chunks, keyword entries, links, problems
+    and record go; the graph hears of each file; its vectors are left to ``prune_vectors``."""
+    ids = fill(store)
+    store_vectors(store)
+    store.set_problems("notes", "big.md", [("skipped", "too large")], 7, 9000)
+    store.set_problems("docs", "bin.md", [("skipped", "binary")], 3, 4)
+    notes = [i for doc_id, i in ids.items() if doc_id.startswith("notes/")]
+    rowids = [r for i in notes for r in store.file_chunk_rowids(i)]
+    sync_graph(store, 0)
+    assert store.graph_dirty() == []
+    assert [e.target for e in store.graph_edges()] == ["notes/job/alpha.md", "?missing"]
+    store.remove_root("notes")
+    assert store.roots() == {"docs": ROOTS["docs"]}
+    assert store.root_kinds() == {"docs": "memory"}
+    assert [f.doc_id for f in store.iter_files()] == ["docs/guide.md"]
+    assert store.file_states("notes") == {}
+    assert store.chunk_rows(rowids) == []
+    assert [(p.root, p.path) for p in store.problems()] == [("docs", "bin.md")]
+    # "cherry" and "banana" were only in the notes; "apple" is left in the guide alone.
+    assert store.keyword_search(words("cherry", "banana"), "any", Filters(), 10, WEIGHTS) == []
+    assert store.document_scores(words("cherry"), Filters(), 10, WEIGHTS) == {}
+    hits = store.keyword_search(words("apple"), "any", Filters(), 10, WEIGHTS)
+    assert {row.path for row in store.chunk_rows([h[0] for h in hits])} == {"guide.md"}
+    # The graph hears of each file gone: the guide's link to the plan waits again.
+    assert set(store.graph_dirty()) == set(notes)
+    sync_graph(store, 0)
+    assert [e.target for e in store.graph_edges()] == ["?job/alpha", "?missing"]
+    assert store.stats()["roots"] == [
+        {"name": "docs", "path": "/data/docs", "files": 1, "chunks": 2}
+    ]
+    # Vectors are keyed by text: those no chunk uses go with prune_vectors.
+    assert store.prune_vectors(MODEL) == 4
+    assert store.vector_models() == {MODEL: 2}
+    with pytest.raises(KeyError):
+        store.remove_root("notes")
+    # The name is free again, for a root added afresh.
+    store.ensure_root("notes", "/elsewhere/notes")
+    assert store.roots()["notes"] == "/elsewhere/notes"
+    assert store.file_states("notes") == {}
 
 
 def test_a_rejected_file_leaves_the_rest_of_the_batch(store: Store) -> None:

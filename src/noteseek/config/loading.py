@@ -53,6 +53,10 @@ class LoadedConfig:
     index_dir: Path
     index_dir_reason: str
     files_read: list[Path] = field(default_factory=list)
+    named: str | None = None
+    """The name the index was opened by (``--index NAME``): its roots are then the ones it
+    holds, and no project file found from the working directory was read
+    (``engine/opening.py``)."""
 
     def flat(self) -> list[tuple[str, Any, Layer]]:
         """Every resolved leaf value with its layer, in a stable order."""
@@ -79,8 +83,15 @@ def load_settings(
     flags: Mapping[str, Any] | None = None,
     environ: Mapping[str, str] | None = None,
     user_file: Path | None = None,
+    *,
+    find_project: bool = True,
 ) -> LoadedConfig:
-    """Resolve settings from all layers. Raises :class:`ConfigError` with a clear message."""
+    """Resolve settings from all layers. Raises :class:`ConfigError` with a clear message.
+
+    Without ``find_project`` no project file is looked for from ``cwd``: only
+    ``config_file``, when given, is the project layer (a named index is opened with its own
+    settings, never those of the folder it is opened from).
+    """
     cwd = (cwd or Path.cwd()).resolve()
     user_path = user_file if user_file is not None else user_config_file()
     if config_file is not None:
@@ -91,7 +102,7 @@ def load_settings(
             raise ConfigError(f"config file not found: {explicit}")
         project_path: Path | None = explicit
     else:
-        project_path = find_project_file(cwd)
+        project_path = find_project_file(cwd) if find_project else None
 
     layers: list[tuple[Layer, dict[str, Any]]] = []
     files_read: list[Path] = []

@@ -6,7 +6,8 @@ over one opened index, and :class:`Engine` only hands each call to the one that 
 
 - ``state.py``: the opened index (store, embedder) and every value derived from it, each kept
   in step with the store's change token (``derived.py``);
-- ``indexing.py``: bringing the index up to date with the roots, embedding;
+- ``indexing.py``: bringing the index up to date with the roots, embedding, adding and
+  removing a root;
 - ``searching.py``: the query pipeline with its lanes, boosts and re-ranker;
 - ``reading.py``: chunks, sections, documents and their links;
 - ``status.py``: what the index holds and how far its vectors are;
@@ -39,7 +40,7 @@ from typing import (
 
 from noteseek.config import LoadedConfig, load_settings
 from noteseek.engine.checking import check_due, full_check
-from noteseek.engine.opening import choose_index
+from noteseek.engine.opening import choose_index, named_config
 from noteseek.engine.reading import Reading
 from noteseek.engine.results import Ambiguous, GetResult, NotFound, SearchResponse
 from noteseek.engine.state import IndexState
@@ -220,6 +221,8 @@ class Engine:
     update_graph = _Delegate("_indexing", Indexing.update_graph)
     rebuild = _Delegate("_indexing", Indexing.rebuild)
     embed = _Delegate("_indexing", Indexing.embed)
+    add_root = _Delegate("_indexing", Indexing.add_root)
+    remove_root = _Delegate("_indexing", Indexing.remove_root)
 
     # -- searching (searching.py) ----------------------------------------------------------
 
@@ -262,6 +265,7 @@ def open_engine(
     *,
     roots: Sequence[str] = (),
     environ: Mapping[str, str] | None = None,
+    name: str | None = None,
 ) -> Engine:
     """An engine for the configuration found from ``cwd`` (or ``config_file``).
 
@@ -270,7 +274,13 @@ def open_engine(
     index (one per set of roots, in the user data dir). Without a project file, configured
     roots or ``roots``, the index used last is opened, so ``noteseek index ~/notes`` followed
     by ``noteseek search ...`` just works.
+
+    ``name`` opens the index registered under it instead, with its own roots and settings
+    whatever ``cwd`` is (``engine/opening.py``: ``named_config``; ConfigError when no index
+    has that name).
     """
+    if name is not None:
+        return Engine(named_config(name, cwd, config_file, flags, environ))
     config = load_settings(cwd, config_file, flags, environ)
     choose_index(config, roots, cwd)
     return Engine(config)

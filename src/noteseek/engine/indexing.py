@@ -20,17 +20,22 @@ and the report says so (``rebuilt_because``).
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from noteseek.config import ConfigError, RootConfig, ad_hoc_root
 from noteseek.embed.base import EmbeddingError
 from noteseek.engine.opening import remember_index
+from noteseek.engine.results import NotFound
 from noteseek.engine.state import IndexState
 from noteseek.graph.sync import refresh_communities, sync_graph
 from noteseek.indexing.embedding import EmbedReport, embed_pending
+from noteseek.indexing.styles import forget_style
+from noteseek.sources.registry import DEFAULT_KIND, known_kinds, spec_of
 from noteseek.store.errors import UNREADABLE, IndexCorrupt, StoreError
 
 if TYPE_CHECKING:  # the indexer and the parsers load with the first write, not for a search
@@ -38,7 +43,8 @@ if TYPE_CHECKING:  # the indexer and the parsers load with the first write, not 
 
 
 class Indexing:
-    """``index``, ``update_paths``, ``rebuild`` and ``embed`` over one opened index."""
+    """``index``, ``update_paths``, ``rebuild``, ``embed`` and the roots' ``add_root`` and
+    ``remove_root`` over one opened index."""
 
     def __init__(self, state: IndexState) -> None:
         self.state = state
@@ -71,6 +77,17 @@ class Indexing:
                 "nothing to index: give a folder (noteseek index ~/notes) or configure a "
                 "[roots.<name>] table (noteseek init)"
             )
+        return self._index_selected(selected, force, progress, keyword_only, embed_progress)
+
+    def _index_selected(
+        self,
+        selected: dict[str, RootConfig],
+        force: bool,
+        progress: Progress | None,
+        keyword_only: bool,
+        embed_progress: Progress | None,
+    ) -> IndexReport:
+        """Index the ``selected`` roots, rebuilding the index first when it is damaged."""
         damaged = self.state.damage()
         if damaged is None:
             try:
@@ -213,6 +230,85 @@ class Indexing:
         self._embed_after_index(result, keyword_only, embed_progress)
         return result
 
+    def add_root(
+        self,
+        path: str | None,
+        *,
+        name: str | None = None,
+        kind: str = DEFAULT_KIND,
+        progress: Progress | None = None,
+        keyword_only: bool = False,
+        embed_progress: Progress | None = None,
+    ) -> AddedRoot:
+        """Add the folder ``path`` to the index as a root (``noteseek roots add``) and index
+        it; returns the root (named ``name``, else after the folder) and the run's report.
+
+        Without ``path``, the folder the kind gives every index by itself is added (the
+        memory kind: the index's memory folder). ConfigError when the folder is missing, the
+        name is another root's, or the folder is another root already.
+        """
+        if kind not in known_kinds():
+            raise ConfigError(f"unknown kind {kind!r}; the known kinds are {_kinds()}")
+        roots = self.state.roots()
+        found_name, root = self._new_root(path, kind, roots)
+        name = name or found_name
+        if not _ROOT_NAME.fullmatch(name):
+            raise ConfigError(f"root name {name!r} may only hold letters, digits, '_', '-', '.'")
+        for other, known in roots.items():
+            if other == name and (_place(known.path), known.kind) != (_place(root.path), kind):
+                raise ConfigError(
+                    f"{name!r} is already a root of this index ({known.path}): give another "
+                    "--name, or remove it first (noteseek roots remove)"
+                )
+            if other != name and _place(known.path) == _place(root.path):
+                raise ConfigError(f"{root.path} is already the root {other!r} of this index")
+        report = self._index_selected({name: root}, False, progress, keyword_only, embed_progress)
+        return AddedRoot(name, _place(root.path), kind, report)
+
+    def _new_root(
+        self, path: str | None, kind: str, roots: Mapping[str, RootConfig]
+    ) -> tuple[str, RootConfig]:
+        if path is None:
+            given = spec_of(kind).implicit_roots(self.state.config, {})
+            if not given:
+                raise ConfigError(f"give the folder to add: the kind {kind!r} has none of its own")
+            return next(iter(given.items()))
+        if not _folder(path):
+            raise ConfigError(f"{path!r} is not a folder")
+        found, _ = ad_hoc_root(Path(path).expanduser(), roots)  # the folder's name, or its root's
+        return found, RootConfig(path=str(Path(path).expanduser().resolve()), kind=kind)
+
+    def remove_root(self, name: str) -> RemovedRoot:
+        """Drop root ``name`` from the index (``noteseek roots remove``): its files with their
+        chunks and keyword entries, its problems, its record, its edges in the link graph
+        and the vectors no other chunk uses. NotFound when the index holds no such root;
+        ConfigError when the settings would index it again at the next run."""
+        damaged = self.state.damaged()
+        if damaged is not None:
+            raise IndexCorrupt(damaged, self.state.damage())
+        store = self.state.store
+        held = store.roots()
+        if name not in held:
+            roots = ", ".join(sorted(held)) or "none"
+            raise NotFound(f"{name!r} is not a root of this index (its roots: {roots})")
+        why = self.state.root_comes_back(name)
+        if why is not None:
+            raise ConfigError(
+                f"{name!r} would come back with the next run: {why}; change that first"
+            )
+        for busy in self._busy([name]).values():
+            raise busy
+        counts: dict[str, Any] = next((r for r in store.stats()["roots"] if r["name"] == name), {})
+        kind = store.root_kinds().get(name, DEFAULT_KIND)
+        store.remove_root(name)
+        forget_style(store, name)
+        vectors = sum(store.prune_vectors(model) for model in store.vector_models())
+        self.update_graph()
+        self.state.remember_roots()
+        return RemovedRoot(
+            name, held[name], kind, counts.get("files", 0), counts.get("chunks", 0), vectors
+        )
+
     def embed(
         self, progress: Progress | None = None, stop: threading.Event | None = None
     ) -> EmbedReport:
@@ -300,6 +396,55 @@ class Indexing:
         from noteseek.indexing.indexer import Indexer
 
         return Indexer(self.state.store, self.settings, self.state.source_context())
+
+
+@dataclass(frozen=True, slots=True)
+class AddedRoot:
+    """A root ``add_root`` added, and the run that indexed it."""
+
+    name: str
+    path: str
+    kind: str
+    report: IndexReport
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"root": self.name, "path": self.path, "kind": self.kind} | self.report.to_dict()
+
+
+@dataclass(frozen=True, slots=True)
+class RemovedRoot:
+    """A root ``remove_root`` dropped, and what went with it."""
+
+    name: str
+    path: str
+    kind: str
+    files: int
+    chunks: int
+    vectors: int
+    """Vectors no chunk used any more (of every model)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "root": self.name,
+            "path": self.path,
+            "kind": self.kind,
+            "files": self.files,
+            "chunks": self.chunks,
+            "vectors": self.vectors,
+        }
+
+
+_ROOT_NAME = re.compile(r"[A-Za-z0-9_.-]+")
+"""What a root name may hold (as ``[roots.NAME]``: ``config/settings.py``)."""
+
+
+def _kinds() -> str:
+    return ", ".join(known_kinds())
+
+
+def _place(path: str) -> str:
+    """A folder as roots are compared: absolute, links resolved."""
+    return str(Path(path).expanduser().resolve())
 
 
 def _folder(name: str) -> bool:

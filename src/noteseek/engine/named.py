@@ -8,7 +8,10 @@ work`` forgets the name (the index folder stays). While a name is in use, indexi
 folder does not take its place: the command says so, and ``noteseek use`` switches.
 
 The registry is one JSON file in the user config dir: ``{"in_use": name or null, "indexes":
-{name: {"dir": folder, "roots": {root: path}}}}``, written atomically. A project file
+{name: {"dir": folder, "roots": {root: path}, "config": project file or null}}}``, written
+atomically. ``config`` is the project file whose settings made the index (none for a folder
+indexed from outside any project): ``--index NAME`` opens the index with those settings, never
+with the project file of the folder it is started in (``engine/opening.py``). A project file
 (``.noteseek.toml``) still chooses its own index, in its folder and below.
 """
 
@@ -24,10 +27,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from noteseek.config import data_dir, user_config_file
+from noteseek.config import PROJECT_FILE, data_dir, user_config_file
 from noteseek.engine.results import NotFound
 from noteseek.store.factory import INDEX_FILE
-from noteseek.store.folder import saved_roots
 
 REGISTRY_FILE = "indexes.json"
 LAST_INDEX_FILE = "last-index"
@@ -41,10 +43,22 @@ class NamedIndex:
     folder: Path
     roots: dict[str, str] = field(default_factory=dict)
     in_use: bool = False
+    config: Path | None = None
+    """The project file whose settings made the index, as registered (None: none)."""
 
     @property
     def exists(self) -> bool:
         return (self.folder / INDEX_FILE).exists()
+
+    @property
+    def project_file(self) -> Path | None:
+        """The project file the index is opened with: the one registered with it, else (a
+        name registered before they were) the project file beside an index folder that
+        rule 2 put there (``PROJECT/.noteseek``); None when it is gone."""
+        found = self.config
+        if found is None and self.folder.name == ".noteseek":
+            found = self.folder.parent / PROJECT_FILE
+        return found if found is not None and found.is_file() else None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -56,20 +70,20 @@ class NamedIndex:
         }
 
     def details(self) -> dict[str, Any]:
-        """:meth:`to_dict` with what the index holds: its roots (as registered, else as the
-        index kept them), files, chunks, embedding model, size on disk and last write."""
+        """:meth:`to_dict` with what the index holds: its roots (as ``noteseek --index NAME
+        status`` lists them, so the two never disagree), files, chunks, embedding model, size
+        on disk and last write."""
         out = self.to_dict()
         if not self.exists:
             return out
-        if not out["roots"]:
-            out["roots"] = {n: p for n, (p, kind) in saved_roots(self.folder).items()}
         files = [f for f in self.folder.rglob("*") if f.is_file()]
         out["size_bytes"] = sum(f.stat().st_size for f in files)
         out["last_written"] = max(f.stat().st_mtime for f in files)
         from noteseek.engine import open_engine  # the facade imports this module
 
-        with open_engine(self.folder, flags={"index.dir": str(self.folder)}) as engine:
+        with open_engine(name=self.name) as engine:
             status = engine.status()
+        out["roots"] = {r["name"]: r["path"] for r in status["roots"]}
         out["files"] = sum(r["files"] for r in status["roots"])
         out["chunks"] = sum(r["chunks"] for r in status["roots"])
         out["model"] = status["embedding"]["index_model"]
@@ -121,11 +135,23 @@ def in_use() -> NamedIndex | None:
     return next((n for n in named_indexes() if n.in_use), None)
 
 
-def register(name: str, folder: Path, roots: Mapping[str, str], *, use: bool = False) -> NamedIndex:
+def register(
+    name: str,
+    folder: Path,
+    roots: Mapping[str, str],
+    *,
+    use: bool = False,
+    config: Path | None = None,
+) -> NamedIndex:
     """Register ``folder`` (an index, built or about to be) under ``name``, replacing what
-    the name held; with ``use``, it is also put in use."""
+    the name held; with ``use``, it is also put in use. ``config``: the project file whose
+    settings made the index (``--index NAME`` opens it with them)."""
     data = _load()
-    data["indexes"][check_name(name)] = {"dir": str(folder), "roots": dict(roots)}
+    data["indexes"][check_name(name)] = {
+        "dir": str(folder),
+        "roots": dict(roots),
+        "config": None if config is None else str(config),
+    }
     if use:
         data["in_use"] = name
     _save(data)
@@ -142,6 +168,18 @@ def use(name: str) -> NamedIndex:
     _save(data)
     remember_last(entry.folder)
     return entry
+
+
+def record_roots(folder: Path, roots: Mapping[str, str]) -> list[str]:
+    """Record ``roots`` as those of every name registered for the index in ``folder`` (after
+    ``noteseek roots add`` or ``remove``); returns those names."""
+    data = _load()
+    names = [n for n, item in data["indexes"].items() if Path(str(item.get("dir"))) == folder]
+    for name in names:
+        data["indexes"][name]["roots"] = dict(roots)
+    if names:
+        _save(data)
+    return sorted(names)
 
 
 def remove(name: str) -> NamedIndex:
@@ -175,7 +213,14 @@ def last_index() -> Path | None:
 
 
 def _entry(name: str, item: Mapping[str, Any], using: bool) -> NamedIndex:
-    return NamedIndex(name, Path(str(item.get("dir", ""))), dict(item.get("roots") or {}), using)
+    config = item.get("config")
+    return NamedIndex(
+        name,
+        Path(str(item.get("dir", ""))),
+        dict(item.get("roots") or {}),
+        using,
+        Path(config) if isinstance(config, str) and config else None,
+    )
 
 
 def _unknown(name: str, data: Mapping[str, Any]) -> str:

@@ -5,6 +5,9 @@ folder: the kind's ``implicit_roots``), remembered from an earlier run here (a r
 with ``--root`` and no project file), or discovered from the others (``[git] discover``: the
 kind's ``discovered_roots``). Every kind-specific rule comes from the kind's spec
 (``sources/spec.py``); nothing here knows a kind by name.
+
+An index opened by its name (``--index NAME``) has the roots it holds and no other: nothing
+configured, implicit or discovered is added by opening it (see :meth:`Roots.held`).
 """
 
 from __future__ import annotations
@@ -53,22 +56,75 @@ class Roots:
     def all(self) -> dict[str, RootConfig]:
         """Configured roots, the kinds' implicit roots (the memory folder), roots an earlier
         run here added (not another machine's: a shared index's foreign roots), and the roots
-        the kinds discover from those."""
-        roots = dict(self.settings.roots)
-        for spec in specs():
-            for name, root in spec.implicit_roots(self.config, roots).items():
-                roots.setdefault(name, root)
-        if self._index_exists():
-            known = {str(Path(r.path).expanduser().resolve()) for r in roots.values()}
-            foreign = self._foreign()
-            for name, (path, kind) in self.stored().items():
-                if name not in roots and path not in known and name not in foreign:
-                    roots[name] = RootConfig(path=path, kind=kind)
+        the kinds discover from those; for an index opened by its name, :meth:`held`."""
+        if self.config.named is not None:
+            return self.held()
+        roots = self._remembered()
         for spec in specs():
             if spec.discovered_roots is not None:
                 for name, root in self._discovered(spec.name, roots).items():
                     roots.setdefault(name, root)
         return roots
+
+    def _remembered(self) -> dict[str, RootConfig]:
+        """The roots the settings give, and those an earlier run here added."""
+        roots = self._given()
+        if self._index_exists():
+            known = {_location(r.path) for r in roots.values()}
+            foreign = self._foreign()
+            for name, (path, kind) in self.stored().items():
+                if name not in roots and path not in known and name not in foreign:
+                    roots[name] = RootConfig(path=path, kind=kind)
+        return roots
+
+    def _given(self) -> dict[str, RootConfig]:
+        """The roots the settings give: configured, and the kinds' implicit roots."""
+        roots = dict(self.settings.roots)
+        for spec in specs():
+            for name, root in spec.implicit_roots(self.config, roots).items():
+                roots.setdefault(name, root)
+        return roots
+
+    def held(self) -> dict[str, RootConfig]:
+        """The roots the index holds (not another machine's), each as the settings describe
+        it when they name it at the same place and kind (its include and exclude patterns,
+        its style), else as the index recorded it.
+
+        The roots of a named index: a root that only the settings of the folder it is opened
+        from (or its implicit memory folder, or a git repository found around a root) would
+        give is not added, so the roots change only when a command says so (``noteseek roots
+        add`` or ``remove``, ``noteseek index FOLDER``).
+        """
+        if not self._index_exists():
+            return {}
+        given = self._given()
+        foreign = self._foreign()
+        roots: dict[str, RootConfig] = {}
+        for name, (path, kind) in self.stored().items():
+            if name in foreign:
+                continue
+            root = given.get(name)
+            same = root is not None and root.kind == kind and _location(root.path) == path
+            roots[name] = root if same and root is not None else RootConfig(path=path, kind=kind)
+        return roots
+
+    def comes_back(self, name: str) -> str | None:
+        """Why root ``name`` would be indexed again by the next run if it were removed from
+        the index now (configured, implicit or discovered), or None: an ad hoc root, or any
+        root of an index opened by its name."""
+        if self.config.named is not None:
+            return None
+        if name in self.settings.roots:
+            layer = self.config.origins.get(f"roots.{name}.path", "default")
+            return f"it is configured ([roots.{name}] in the {layer} settings)"
+        given = self._given()
+        if name in given:
+            return f"the settings of its kind ({given[name].kind}) add it to every index"
+        others = {n: r for n, r in self._remembered().items() if n != name}
+        for spec in specs():
+            if spec.discovered_roots is not None and name in self._discovered(spec.name, others):
+                return f"the settings of its kind ({spec.name}) find it from the other roots"
+        return None
 
     def _discovered(self, kind: str, roots: Mapping[str, RootConfig]) -> dict[str, RootConfig]:
         """The roots ``kind`` discovers from ``roots`` (looked for once per set of folders: a
@@ -119,3 +175,8 @@ class Roots:
         if not self._index_exists():
             return {}
         return {n: p for n, (p, kind) in self.stored().items() if spec_of(kind).names_index}
+
+
+def _location(path: str) -> str:
+    """A root's folder as the index records it (absolute, links resolved)."""
+    return str(Path(path).expanduser().resolve())

@@ -203,6 +203,11 @@ class IndexState:
         """What every source of this index is built with."""
         return self._roots.source_context(roots)
 
+    def root_comes_back(self, name: str) -> str | None:
+        """Why the next run would index root ``name`` again if it were dropped now, or None
+        (``engine/roots.py``)."""
+        return self._roots.comes_back(name)
+
     def naming_roots(self) -> dict[str, str]:
         """The indexed roots that tell this index apart (name -> location)."""
         return self._roots.naming()

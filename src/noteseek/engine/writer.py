@@ -44,7 +44,7 @@ def _busy_message(pid: int | None, command: str | None) -> str:
     who = f"noteseek {command}" if command else "another process"
     if pid is not None:
         who += f" (pid {pid})"
-    if command in ("index", "rebuild", "migrate"):
+    if command in ("index", "rebuild", "migrate", "roots"):
         return f"{who} is writing this index; wait for it to finish, then try again"
     if command == "watch":
         return (

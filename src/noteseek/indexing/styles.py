@@ -36,6 +36,7 @@ __all__ = [
     "SAMPLE_FILES",
     "WIKILINK_SHARE",
     "detect_style",
+    "forget_style",
     "resolve_style",
     "stored_styles",
 ]
@@ -63,6 +64,14 @@ def stored_styles(store: Meta) -> dict[str, str]:
     except ValueError:
         return {}
     return {str(k): str(v) for k, v in value.items()} if isinstance(value, dict) else {}
+
+
+def forget_style(store: Meta, name: str) -> None:
+    """Drop the recorded style of root ``name`` (removed from the index): a root added later
+    under that name is judged afresh."""
+    styles = stored_styles(store)
+    if styles.pop(name, None) is not None:
+        store.set_meta(ROOT_STYLES_KEY, json.dumps(styles, sort_keys=True))
 
 
 def resolve_style(configured: str, folder: Path, files: Sequence[str | Path] = ()) -> Style:

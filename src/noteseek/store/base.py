@@ -89,6 +89,14 @@ class Catalog(Meta, Protocol):
         indexed from elsewhere)."""
         ...
 
+    def remove_root(self, name: str) -> None:
+        """Forget root ``name`` and everything indexed from it: each of its files goes as
+        :meth:`delete_file` takes one (chunks, keyword entries, tags, links; the graph marks
+        it changed), then its problems and its record. Vectors stay, keyed by text
+        (:meth:`~VectorStore.prune_vectors` drops those no chunk uses). KeyError when the
+        index has no such root."""
+        ...
+
     # files
     def file_states(self, root: str) -> dict[str, FileState]: ...
     def write_file(self, prepared: PreparedFile, indexed_at: float, file_id: int | None) -> int:

@@ -4,8 +4,9 @@ Each module registers its commands on the one typer app (``common.py``, which al
 exit codes): ``indexing`` (init, index, rebuild, migrate), ``searching`` (search),
 ``memory`` (memory add, append, search, linked, flush, ...), ``reading`` (get, links, graph,
 status, config show), ``serving`` (mcp, serve, watch), ``indexes`` (use, indexes: named
-indexes) and ``evaluate`` (eval). ``noteseek hook`` (``hook.py``) is sent to its module
-before any of them loads: an agent runs it on every prompt.
+indexes), ``roots`` (roots list, add, remove) and ``evaluate`` (eval). ``noteseek hook``
+(``hook.py``) is sent to its module before any of them loads: an agent runs it on every
+prompt.
 """
 
 from __future__ import annotations
@@ -35,13 +36,23 @@ COMMANDS: dict[str, str] = {
     "watch": "serving",
     "use": "indexes",
     "indexes": "indexes",
+    "roots": "roots",
     "eval": "evaluate",
 }
 """Each command and the module that registers it: a command loads its own module only, so
 ``noteseek status`` does not import the evaluator, the server or the progress bars
 (tests/test_cli_starts.py checks this map against the registered commands)."""
 
-MODULES = ("evaluate", "indexes", "indexing", "memory", "reading", "searching", "serving")
+MODULES = (
+    "evaluate",
+    "indexes",
+    "indexing",
+    "memory",
+    "reading",
+    "roots",
+    "searching",
+    "serving",
+)
 """Every command module, in the order their commands are registered (and listed by --help)."""
 
 _VALUED = frozenset({"--config", "-c", "--index-dir", "--index"})

@@ -24,7 +24,7 @@ from noteseek.interfaces.cli.version import package_version
 from noteseek.operations import NO_LIMITS, Context, ErrorKind, OperationError, execute, parse
 
 if TYPE_CHECKING:  # imported where used, so `noteseek mcp` starts without them
-    pass
+    from noteseek.engine import Engine
 
 EXIT_OK, EXIT_NOT_FOUND, EXIT_USAGE, EXIT_NO_INDEX, EXIT_CONFLICT, EXIT_INTERRUPTED = (
     0,
@@ -65,6 +65,8 @@ NO_INDEX = "no index yet: run `noteseek index <folder>` (or `noteseek init`)"
 class State:
     config_file: Path | None = None
     flags: dict[str, Any] = {}  # noqa: RUF012 - one CLI invocation per process
+    named: str | None = None
+    """``--index NAME``: the named index every command of this process opens."""
 
 
 def _print_version(asked: bool) -> None:
@@ -104,19 +106,36 @@ def _main(
 ) -> None:
     State.config_file = config
     State.flags = {"index.dir": str(index_dir)} if index_dir else {}
+    State.named = None
     if index is not None:
+        if index_dir is not None:
+            raise fail("give --index NAME or --index-dir DIR, not both", EXIT_USAGE)
         use_named(index)
 
 
 def use_named(name: str) -> None:
-    """Open the index registered as ``name`` (``noteseek index FOLDER --name NAME``)."""
+    """Open the index registered as ``name`` (``noteseek index FOLDER --name NAME``) with its
+    own roots and settings, whatever folder the command runs in (``engine/opening.py``)."""
     from noteseek.engine.named import named
     from noteseek.engine.results import NotFound
 
     try:
-        State.flags["index.dir"] = str(named(name).folder)
+        named(name)  # an unknown or gone name is a usage error before anything opens
     except NotFound as exc:
         raise fail(str(exc), EXIT_USAGE) from None
+    State.named = name
+
+
+def open_state_engine(roots: list[str] | None = None) -> Engine:
+    """The engine of this command's options: the named index, or the one found from here.
+
+    Raises ConfigError with the problem.
+    """
+    from noteseek.engine import open_engine
+
+    return open_engine(
+        Path.cwd(), State.config_file, State.flags, roots=roots or [], name=State.named
+    )
 
 
 def fail(message: str, code: int) -> typer.Exit:
@@ -127,10 +146,8 @@ def fail(message: str, code: int) -> typer.Exit:
 @contextmanager
 def opened(roots: list[str] | None = None, *, need_index: bool = False) -> Iterator[Context]:
     """The index for one command, with every error turned into a message and an exit code."""
-    from noteseek.engine import open_engine
-
     try:
-        engine = open_engine(Path.cwd(), State.config_file, State.flags, roots=roots or [])
+        engine = open_state_engine(roots)
     except ConfigError as exc:
         raise fail(str(exc), EXIT_USAGE) from None
     try:

@@ -138,6 +138,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--config", type=Path, help="use this config file")
     parser.add_argument("--index-dir", type=Path, help="use the index in this folder")
+    parser.add_argument(
+        "--index",
+        metavar="NAME",
+        help="use the named index (noteseek indexes lists them), with its own roots, "
+        "whatever folder the agent works in",
+    )
     return parser
 
 
@@ -180,8 +186,8 @@ def _ask_server(args: argparse.Namespace, hook: HookInput) -> str | None:
     """The prompt's memories from a running ``noteseek serve`` of the project, which has the
     index open (``noteseek/servers.py``); None when there is none, or it did not answer in
     ``SERVER_WAIT`` seconds (the hook then opens the index itself)."""
-    if args.config is not None or args.index_dir is not None:
-        return None
+    if args.config is not None or args.index_dir is not None or args.index is not None:
+        return None  # the project's server answers for the project's own index only
     from noteseek import servers
     from noteseek.places import find_project_file
 
@@ -249,7 +255,7 @@ def _engine(args: argparse.Namespace, hook: HookInput) -> Engine:
     flags: dict[str, Any] = {}
     if args.index_dir is not None:
         flags["index.dir"] = str(args.index_dir)
-    return open_engine(cwd, args.config, flags)
+    return open_engine(cwd, args.config, flags, name=args.index)
 
 
 def _bring_up_to_date(engine: Engine) -> None:

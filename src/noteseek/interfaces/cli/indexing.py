@@ -99,9 +99,11 @@ def index(
         progress_bar(as_json, "embedding", "chunks") as embed_progress,
     ):
         engine = ctx.engine
+        # The project file whose settings made the index: --index NAME opens it with them.
+        own = engine.config.project_file
         if name is not None:
             configured = {n: r.path for n, r in engine.settings.roots.items()}
-            register(name, engine.index_dir, configured, use=True)
+            register(name, engine.index_dir, configured, use=True, config=own)
         data = call(
             ctx,
             "index",
@@ -116,11 +118,11 @@ def index(
             embed_progress=embed_progress,
         )
         if name is not None:
-            register(name, engine.index_dir, engine.naming_roots(), use=True)
+            register(name, engine.index_dir, engine.naming_roots(), use=True, config=own)
         pending = _pending(engine) if background else 0
         if pending:
             data["embedding"] = _embed_in_background(engine.index_dir, pending)
-    _print_report(data, as_json)
+    print_report(data, as_json)
     if name is not None and not as_json:
         err.print(f"index named {escape(name)!r} and in use (noteseek use --list shows them all)")
 
@@ -181,7 +183,7 @@ def rebuild(
             progress=progress,
             embed_progress=embed_progress,
         )
-    _print_report(data, as_json)
+    print_report(data, as_json)
 
 
 @app.command()
@@ -319,7 +321,8 @@ def rate_note(began: tuple[float, int], now: float, done: int, total: int, unit:
     return f", {rate:.1f} {unit}/s, {left // 60}:{left % 60:02d} left"
 
 
-def _print_report(data: dict[str, Any], as_json: bool) -> None:
+def print_report(data: dict[str, Any], as_json: bool) -> None:
+    """An index run's summary (or its JSON): the counts, the problems, the embedding."""
     if as_json:
         out.print_json(json.dumps(data, ensure_ascii=False))
         return

@@ -13,7 +13,7 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 
-from noteseek.interfaces.cli.common import EXIT_NOT_FOUND, app, call, err, opened, out
+from noteseek.interfaces.cli.common import EXIT_NOT_FOUND, State, app, call, err, opened, out
 from noteseek.interfaces.cli.searching import QuietOpt, print_hits, print_index
 
 memory_app = typer.Typer(
@@ -302,4 +302,10 @@ def hook(ctx: typer.Context) -> None:
     payload on stdin; see noteseek hook --help)."""
     from noteseek.interfaces.cli.hook import run
 
-    raise typer.Exit(run(list(ctx.args)))
+    # `noteseek --index NAME hook ...`: the app's options reach the hook, which reads its own.
+    given = [
+        *(["--config", str(State.config_file)] if State.config_file is not None else []),
+        *(["--index-dir", str(State.flags["index.dir"])] if "index.dir" in State.flags else []),
+        *(["--index", State.named] if State.named is not None else []),
+    ]
+    raise typer.Exit(run([*ctx.args, *given]))

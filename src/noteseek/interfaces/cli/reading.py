@@ -274,7 +274,9 @@ def config_show(
         out.print_json(json.dumps(payload, ensure_ascii=False))
         return
     out.print(f"user file:    {escape(str(files['user']))}")
-    out.print(f"project file: {escape(str(files['project'] or '(none found)'))}")
+    # A named index is opened with its own project file only: none is looked for from here.
+    none = "(none made this named index)" if engine.config.named else "(none found)"
+    out.print(f"project file: {escape(str(files['project'] or none))}")
     out.print(
         f"index dir:    {escape(str(engine.index_dir))} ({escape(engine.config.index_dir_reason)})"
     )

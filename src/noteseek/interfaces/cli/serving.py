@@ -10,7 +10,15 @@ from typing import Annotated, Any
 import typer
 
 from noteseek.config import ConfigError
-from noteseek.interfaces.cli.common import EXIT_USAGE, State, app, err, fail, use_named
+from noteseek.interfaces.cli.common import (
+    EXIT_USAGE,
+    State,
+    app,
+    err,
+    fail,
+    open_state_engine,
+    use_named,
+)
 
 
 def _load_live_config() -> Any:
@@ -18,9 +26,7 @@ def _load_live_config() -> Any:
 
     Raises ConfigError with the problem.
     """
-    from noteseek.engine import open_engine
-
-    engine = open_engine(Path.cwd(), State.config_file, State.flags)
+    engine = open_state_engine()
     config = engine.config
     engine.close()
     return config

@@ -103,6 +103,19 @@ class MilvusCatalog(MilvusCore):
             self._put_meta("root:" + name, json.dumps(row, sort_keys=True))
             return root_id
 
+    def remove_root(self, name: str) -> None:
+        self._require_root(name)
+        with self.transaction():
+            if name not in self._roots():
+                raise KeyError(f"unknown root {name!r}")
+            # File by file, as the indexer drops a deleted file: the commit takes its chunks'
+            # terms out of the keyword statistics and marks it in the graph.
+            for file_id in sorted(self._root_file_ids(name)):
+                self.delete_file(file_id)
+            self.clear_problems(name)
+            self._put_meta("root:" + name, None)
+            self._put_meta("stats:" + name, None)  # after the commit zeroes it: no row left
+
     def _root_file_ids(self, name: str) -> set[int]:
         ids = {
             int(r["file_id"]) for r in self._scan(schema.FILES, f"root == {lit(name)}", ["file_id"])
@@ -126,8 +139,7 @@ class MilvusCatalog(MilvusCore):
             stats = self._stats()
             fid = file_id if file_id is not None else self._new_ids(1)
             first = self._new_ids(len(prepared.chunks) + 1)
-            avg_file = stats["dtokens"] / stats["docs"] if stats["docs"] else 200.0
-            avg_chunk = stats["ctokens"] / stats["chunks"] if stats["chunks"] else 50.0
+            avg_file, avg_chunk = self._averages(stats)
             file = rows.file_row(prepared, indexed_at, fid, first, str(root["kind"]), avg_file)
             chunks = rows.chunk_rows(prepared, file, first + 1, avg_chunk)
             for row in (file, *chunks):

@@ -159,6 +159,16 @@ class SQLiteCatalog(SQLiteCore):
             )
             return int(cur.lastrowid or 0)
 
+    def remove_root(self, name: str) -> None:
+        with self.transaction():
+            root_id = self._root_id(name)
+            # File by file, as the indexer drops a deleted file (its keyword rows go by the
+            # chunks' trigger, the graph marks it); the cascade from roots would skip both.
+            for state in self.file_states(name).values():
+                self.delete_file(state.file_id)
+            self.clear_problems(name)
+            self._conn.execute("DELETE FROM roots WHERE id = ?", (root_id,))
+
     def roots(self) -> dict[str, str]:
         return {name: path for name, path in self._q("SELECT name, path FROM roots ORDER BY name")}
 
