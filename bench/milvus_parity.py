@@ -4,8 +4,8 @@
                                             [--uri PATH_OR_URL] [--work DIR]
 
 Indexes the dataset keyword-only into SQLite and into Milvus (Milvus Lite in the work folder
-unless --uri names another; a server's collections are prefixed ``parity``), runs the first
---queries queries (0 = all) in keyword mode on both, and prints nDCG@10 of each, their
+unless --uri names another; a server's collections are prefixed ``parity_DATASET``), runs the
+first --queries queries (0 = all) in keyword mode on both, and prints nDCG@10 of each, their
 difference, the mean share of SQLite's top-10 documents that Milvus also returns, the worst
 query's share, the index times and the seconds per query.
 """
@@ -24,6 +24,10 @@ from noteseek.eval.parity import keyword_parity
 DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
 
 
+def prefix_of(dataset: str) -> str:
+    return "".join(c if c.isalnum() else "_" for c in dataset)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--dataset", default="scifact-dev")
@@ -35,7 +39,8 @@ def main() -> int:
     uri = args.uri or str(work / "milvus.db")
     backends = {
         "sqlite": {},
-        "milvus": {"milvus.uri": uri, "milvus.collection": "parity"},
+        # A collection prefix per dataset, so runs of several sets share one server.
+        "milvus": {"milvus.uri": uri, "milvus.collection": "parity_" + prefix_of(args.dataset)},
     }
     started = time.perf_counter()
     parity = keyword_parity(DATA / args.dataset, work, backends, args.queries or 10**9)

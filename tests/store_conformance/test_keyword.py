@@ -158,3 +158,11 @@ def test_term_documents_and_the_vocabulary_count_documents(store: Store) -> None
         store.delete_file(ids["notes/home/gamma.md"])
     assert store.term_documents(["cherry", "fig"]) == {"cherry": 1}
     assert "fig" not in store.vocabulary() or store.vocabulary()["fig"] == 0
+
+
+def test_scores_every_match_names_who_ranks(store: Store, request: pytest.FixtureRequest) -> None:
+    """FTS5 (and the sparse vectors noteseek scores on Milvus Lite) score every match; Milvus's
+    BM25 function ranks on the server, so a search there neither fetches ahead nor narrows
+    common words first."""
+    expected = {"sqlite": True, "milvus-lite": True, "milvus-engine": False}
+    assert store.scores_every_match is expected[request.node.callspec.params["backend"]]

@@ -223,7 +223,9 @@ def _attempts(
     optional = [c for c in query.clauses if not c.required]
     all_first = 1 < len(query.clauses) <= settings.all_terms_first and bool(optional)
     common: set[Clause] = set()
-    if optional and settings.common_term_fraction > 0:
+    # A speed device for engines that score every match (FTS5): a server that ranks on its
+    # side handles common words itself.
+    if optional and settings.common_term_fraction > 0 and store.scores_every_match:
         common = {
             c
             for c in optional

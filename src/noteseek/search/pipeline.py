@@ -114,7 +114,8 @@ def run(request: PipelineRequest, resources: SearchResources) -> PipelineResult:
         vectors = replace(vectors, embed_query=lru_cache(maxsize=1)(vectors.embed_query))
         resources = replace(resources, vectors=vectors)
     grouping = bool(settings.max_per_document)
-    memo = keyword.KeywordMemo(resources.store, ahead=4 if grouping else 1, cap=WIDEN_MAX)
+    ahead = 4 if grouping and resources.store.scores_every_match else 1
+    memo = keyword.KeywordMemo(resources.store, ahead=ahead, cap=WIDEN_MAX)
     rows = CandidateRows(resources.store)  # rows read by a pass serve the next one
     ranked = _run(request, resources, want, memo, rows)
     while (

@@ -193,6 +193,14 @@ class Chunks(Protocol):
 class KeywordIndex(Protocol):
     """BM25 over the analyzed fields (``types.FTS_FIELDS``), one weight per field."""
 
+    @property
+    def scores_every_match(self) -> bool:
+        """Whether a search scores every matching row whatever its limit (FTS5): then rows
+        fetched ahead for a search's later, wider passes cost nothing more, and a query of
+        common words is worth narrowing first (the keyword lane's common-words tier). False
+        for an engine that ranks on its side and sends each row it returns."""
+        ...
+
     def keyword_search(
         self,
         query: KeywordQuery,

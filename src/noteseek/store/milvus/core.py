@@ -62,6 +62,8 @@ VISIBLE_WAIT = 0.5
 EMPTY_SPARSE = "Growing segment loss raw data"
 """The C++ engine's answer to a query for a sparse vector field of a collection never written."""
 STATS = ("chunks", "ctokens", "docs", "dtokens")
+STATS_TTL = 1.0
+"""Seconds a reader keeps the keyword statistics it read (``MilvusCore._stats``)."""
 """The keyword statistics: chunk rows and their tokens, file rows and their tokens."""
 
 Op = tuple[Any, ...]
@@ -141,17 +143,18 @@ class MilvusCore:
         self._safe_keys = True
         """Whether the keyed tables' primary keys go through ``schema.safe_key``."""
         self._searching: dict[str, tuple[VectorIndex, dict[str, Any]]] = {}
+        self._held_stats: tuple[int, float, dict[str, int]] | None = None
+        """(this handle's writes, when, the statistics) as last read outside a transaction."""
+        self.bm25: dict[str, bool] = {}
+        """Whether the files and chunks tables carry Milvus's BM25 function (the server
+        scores keywords) or the sparse vectors noteseek scores itself (``schema.py``)."""
         """Each vector collection's index as the server describes it (``capabilities``)."""
         errors = milvus_errors()
         try:
             with OPENING:
                 self.client = self._connect()
                 existing = set(self.client.list_collections())
-                for table, collection in self._tables.items():
-                    if collection not in existing:
-                        schema.create(self.client, self.prefix, table, self.uri)
-                    else:
-                        schema.load(self.client, collection)
+                self._create_tables(existing)
                 if self._tables[schema.META] not in existing:
                     # A new index: its first write tells whether the server offers upsert
                     # (every write of the index is one). It is known to use safe keys, so
@@ -172,6 +175,22 @@ class MilvusCore:
         if why is not None:
             self.client.close()
             raise unavailable(self.uri, why)
+
+    def _create_tables(self, existing: set[str]) -> None:
+        """Create the tables not in ``existing`` and load the others; the files and chunks
+        tables get Milvus's BM25 function where the server offers it (the chunks table
+        follows the files table's choice), and :attr:`bm25` says which they have."""
+        bm25 = True
+        for table, collection in self._tables.items():
+            keyword = table in schema.KEYWORD_TABLES
+            if collection not in existing and keyword:
+                bm25 = schema.create_keyword_table(self.client, self.prefix, table, self.uri, bm25)
+            elif collection not in existing:
+                schema.create(self.client, self.prefix, table, self.uri)
+            else:
+                schema.load(self.client, collection)
+            if keyword:
+                self.bm25[table] = schema.has_bm25(self.client, self.prefix, table)
 
     def _connect(self) -> Any:
         try:
@@ -229,6 +248,13 @@ class MilvusCore:
             }
             version = self.server_version
             return {
+                "keyword": (
+                    "Milvus's BM25 function"
+                    if self.bm25.get(schema.CHUNKS)
+                    else "sparse vectors scored by noteseek: tables made on a server without "
+                    "the BM25 function, or by an earlier release (noteseek migrate --collection "
+                    "NEW moves them to the function)"
+                ),
                 "server_version": version if version is not None else "not reported",
                 "server": server_identity(self.uri, version),
                 "vector_index": indexes,
@@ -360,13 +386,34 @@ class MilvusCore:
         return {k: int(found.get(k, 0)) for k in STATS}
 
     def _stats(self) -> dict[str, int]:
-        """The keyword statistics: the sum of every root's row."""
+        """The keyword statistics: the sum of every root's row. Outside this handle's own
+        transaction they are read at most every :data:`STATS_TTL` seconds until this handle
+        writes (a search reads them for chunks and for documents; another process's write
+        reaches them within the second, which moves an idf by a hair, as a reader's
+        statistics lag a writer's rows anyway)."""
+        mine = self._depth > 0 and self._owner == threading.get_ident()
+        now = time.monotonic()
+        held = self._held_stats
+        if not mine and held is not None and held[0] == self._writes and now - held[1] < STATS_TTL:
+            return dict(held[2])
         total = dict.fromkeys(STATS, 0)
         for value in self._meta_prefix("stats:").values():
             found = json.loads(value)
             for k in STATS:
                 total[k] += int(found.get(k, 0))
+        if not mine:
+            self._held_stats = (self._writes, now, dict(total))
         return total
+
+    def _averages(self, stats: dict[str, int]) -> tuple[float | None, float | None]:
+        """Mean tokens per file and per chunk, which a row's sparse vector is saturated by;
+        None for a table whose BM25 function keeps its own statistics."""
+        avg_file = stats["dtokens"] / stats["docs"] if stats["docs"] else 200.0
+        avg_chunk = stats["ctokens"] / stats["chunks"] if stats["chunks"] else 50.0
+        return (
+            None if self.bm25.get(schema.FILES) else avg_file,
+            None if self.bm25.get(schema.CHUNKS) else avg_chunk,
+        )
 
     def _put_meta(self, key: str, value: str | None) -> None:
         with self.transaction():

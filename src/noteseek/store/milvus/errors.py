@@ -88,6 +88,26 @@ def milvus_errors() -> tuple[type[BaseException], ...]:
     return tuple(errors)
 
 
+UNREACHABLE_CODES = ("UNAVAILABLE", "DEADLINE_EXCEEDED", "CANCELLED")
+
+
+def unreachable(exc: BaseException) -> bool:
+    """Whether ``exc`` says the server could not be reached or did not answer in time (as
+    opposed to answering that it will not do what was asked)."""
+    if isinstance(exc, ConnectionError | TimeoutError):
+        return True
+    code = getattr(exc, "code", None)
+    if callable(code):
+        try:
+            code = code()
+        except Exception:  # a code that cannot be read says nothing
+            code = None
+    if getattr(code, "name", None) in UNREACHABLE_CODES:
+        return True
+    low = str(exc).lower()
+    return "unavailable" in low or "deadline" in low or "connect" in low
+
+
 def translate_errors(cls: C) -> C:
     """Wrap every public method of ``cls`` so Milvus's errors leave it as
     :class:`MilvusUnavailable` (the instance's ``uri`` names where)."""

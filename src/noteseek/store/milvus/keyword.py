@@ -1,17 +1,26 @@
-"""The keyword lane in Milvus: sparse-vector retrieval, FTS5's BM25 on the candidates.
+"""The keyword lane in Milvus: the server's own BM25, or sparse vectors noteseek scores.
 
-Every chunk (and every file, for whole-document scores) stores its analyzed fields and a
-sparse vector of its terms' saturated, weighted frequencies (``matching.sparse_row``). A query
-becomes a sparse vector of its terms' idf, computed from the term statistics kept in the
-``terms`` collection, and one sparse search with the filter expression inside returns the
-rows holding any query term (all of them while they number at most :data:`CANDIDATES`, else
-the best that many). The candidates are then matched as the SQLite backend's FTS5 tables
-match them (``matching.py``) and scored with FTS5's BM25 (``store/bm25.py``), with the field
-weights of the call.
+A table made on a server with Milvus's BM25 function (``schema.create_keyword_table``)
+holds each row's analyzed terms, repeated by their field's weight, in a text field the
+function turns into a sparse vector; the server keeps the statistics, and a search is one
+call that returns the best rows with their scores, the filters applied inside it. Rows are
+checked against the query here only when it asks more than "any of these words" (required
+words, phrases, exclusions, a field restriction): then the rows come with their fields, and
+the search widens until enough of them match.
+
+On a server without the function (Milvus Lite), every chunk (and every file, for whole-document
+scores) stores its analyzed fields and a sparse vector of its terms' saturated, weighted
+frequencies (``matching.sparse_row``). A query becomes a sparse vector of its terms' idf,
+computed from the term statistics kept in the ``terms`` collection, and one sparse search with
+the filter expression inside returns the rows holding any query term (all of them while they
+number at most :data:`CANDIDATES`, else the best that many). The candidates are then matched as
+the SQLite backend's FTS5 tables match them (``matching.py``) and scored with FTS5's BM25
+(``store/bm25.py``), with the field weights of the call.
 """
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
@@ -21,6 +30,7 @@ from noteseek.store.base import MatchMode
 from noteseek.store.milvus import matching, schema
 from noteseek.store.milvus.chunks import MilvusChunks
 from noteseek.store.milvus.core import lit
+from noteseek.store.milvus.errors import milvus_errors
 from noteseek.types import Clause, Filters, KeywordQuery
 
 CANDIDATES = 16_384
@@ -29,6 +39,10 @@ POOL = 10
 """Candidates per result asked for (at least :data:`MIN_POOL`): the sparse search orders rows
 by BM25 with the default field weights, so the exact scores of that many decide the top."""
 MIN_POOL = 300
+NAN_RETRIES, NAN_WAIT = 20, 0.05
+"""Tries again, and seconds between them, of a BM25 search the engine fails with NaN."""
+MIN_CHECKED = 50
+"""Rows a search asks for at least when they are checked against the query here."""
 EXPANSIONS = 1_000
 """Terms a prefix expands to at most (the most frequent)."""
 
@@ -38,6 +52,12 @@ class MilvusKeywordIndex(MilvusChunks):
     vectors and the ``terms`` statistics."""
 
     _common: dict[tuple[Any, ...], bool] | None = None
+
+    @property
+    def scores_every_match(self) -> bool:
+        """No: the BM25 function's server ranks the matches, and each row it returns is sent
+        and scored here (the sparse vectors' lane scores every candidate, as FTS5 does)."""
+        return not self.bm25.get(schema.CHUNKS)
 
     def _term_counts(
         self, plan: matching.Plan, doc: bool
@@ -120,6 +140,50 @@ class MilvusKeywordIndex(MilvusChunks):
             limit = widen
         return found if doc else self._visible(found)
 
+    def _holding(self, terms: list[str], limit: int, doc: bool) -> list[dict[str, Any]]:
+        """Visible rows holding any of ``terms`` (at most ``limit``), with their fields."""
+        if not self.bm25.get(schema.FILES if doc else schema.CHUNKS):
+            return self._sparse({matching.term_id(t): 1.0 for t in terms}, limit, "", doc)
+        key = "file_id" if doc else "rowid"
+        fields = [key, "kw"] if doc else [key, "file_id", "gen", "kw"]
+        table = schema.FILES if doc else schema.CHUNKS
+        found = [
+            dict(hit["entity"])
+            for hit in self._bm25_search(table, " ".join(terms), limit, "", fields)
+        ]
+        return found if doc else self._visible(found)
+
+    def _bm25_search(
+        self, table: str, text: str, limit: int, expr: str, fields: list[str]
+    ) -> list[dict[str, Any]]:
+        """One search of ``table``'s BM25 function field: the hits, best first."""
+        # Milvus's C++ engine fails a BM25 search ("Invalid sparse row: NaN or Inf value")
+        # of a table no row was ever written to (its mean row length is 0/0), and now and then
+        # while another process's first rows arrive (1 search in about 30 of a test that
+        # reads while two processes write): no rows is no hits, the other is tried again.
+        for attempt in range(NAN_RETRIES + 1):
+            try:
+                result = self.client.search(
+                    self._tables[table],
+                    data=[text],
+                    anns_field=schema.BM25_FIELD,
+                    limit=max(1, limit),
+                    filter=expr,
+                    output_fields=fields,
+                    search_params={"metric_type": "BM25"},
+                    consistency_level="Strong",
+                )
+                break
+            except milvus_errors() as exc:
+                if "NaN or Inf" not in str(exc):
+                    raise
+                if self._count(table) == 0:
+                    return []
+                if attempt == NAN_RETRIES:
+                    raise
+                time.sleep(NAN_WAIT)
+        return list(result[0]) if result else []
+
     def _phrase_counts(
         self,
         plan: matching.Plan,
@@ -143,23 +207,73 @@ class MilvusKeywordIndex(MilvusChunks):
             if not terms or most == 0:
                 out[i] = 0
                 continue
-            vector = {matching.term_id(t): 1.0 for t in terms}
-            rows = self._sparse(vector, min(CANDIDATES, most + 16), "", doc)
+            rows = self._holding(terms, min(CANDIDATES, most + 16), doc)
             alone = matching.Plan((phrase,), ((0,),), (), ())
             out[i] = sum(1 for r in rows if matching.evaluate(alone, matching.tokenize(r["kw"])))
         return out
 
+    def _bm25_rows(
+        self, plan: matching.Plan, filters: Filters, limit: int, doc: bool, exact: bool = False
+    ) -> list[dict[str, Any]]:
+        """The rows that match the plan, best first by the server's BM25 (their ``score``),
+        at least ``limit`` of them when that many match. ``exact``: every row comes with its
+        fields and tokens and its phrase instances (``found``), to be scored here."""
+        terms, prefixes = matching.query_terms(plan)
+        if prefixes:
+            _, expansions = self._term_counts(plan, doc)
+            for prefix in prefixes:
+                terms.update(expansions.get(prefix, []))
+        if not terms:
+            return []
+        key = "file_id" if doc else "rowid"
+        check = exact or matching.needs_check(plan)
+        fields = [key] if doc else [key, "file_id", "gen"]
+        if check:
+            fields += ["kw", "ntok"]
+        expr = self._filter_expr(filters)
+        want = min(CANDIDATES, max(1, limit if not check else max(2 * limit, MIN_CHECKED)))
+        table = schema.FILES if doc else schema.CHUNKS
+        while True:
+            result = self._bm25_search(table, " ".join(sorted(terms)), want, expr, fields)
+            found = [{**hit["entity"], "score": float(hit["distance"])} for hit in result]
+            rows = found if doc else self._visible(found)
+            if check:
+                for r in rows:
+                    r["found"] = matching.evaluate(plan, matching.tokenize(r["kw"]))
+                rows = [r for r in rows if r["found"] is not None]
+            if len(rows) >= limit or len(found) < want or want >= CANDIDATES:
+                return rows
+            want = min(CANDIDATES, want * 4)
+
     def _ranked(
         self, plan: matching.Plan, filters: Filters, limit: int, weights: Sequence[float], doc: bool
     ) -> list[tuple[int, float]]:
-        rows, idf, avgdl = self._candidates(plan, filters, doc, limit)
         key = "file_id" if doc else "rowid"
+        if self.bm25.get(schema.FILES if doc else schema.CHUNKS):
+            # The server's best rows for the query (its BM25 over the rows' weighted text, in
+            # which a repeated title also lengthens the row), scored again here as FTS5 scores
+            # them with the call's weights, from the fields the same call returned: the
+            # server's order alone cost hugo-docs-kis 0.0155 nDCG@10 (docs/evaluation.md).
+            rows = self._bm25_rows(plan, filters, limit, doc, exact=True)
+            idf, avgdl = self._idf(plan, doc)
+        else:
+            rows, idf, avgdl = self._candidates(plan, filters, doc, limit)
         found = [r["found"] for r in rows]
         tokens = [int(r["ntok"]) for r in rows]
         points = matching.scores(found, idf, weights, tokens, avgdl)
         scored = [(int(r[key]), s) for r, s in zip(rows, points, strict=True)]
         scored.sort(key=lambda x: (-x[1], x[0]))
         return scored[:limit]
+
+    def _idf(self, plan: matching.Plan, doc: bool) -> tuple[list[float], float]:
+        """Each phrase's idf and the table's mean tokens per row, from the term statistics."""
+        stats = self._stats()
+        rows_total = stats["docs" if doc else "chunks"]
+        tokens = stats["dtokens" if doc else "ctokens"]
+        df, expansions = self._term_counts(plan, doc)
+        counted = self._phrase_counts(plan, df, expansions, doc)
+        idf = matching.idfs(plan, df, counted, rows_total)
+        return idf, (tokens / rows_total if rows_total else 0.0)
 
     def keyword_search(
         self,
@@ -198,12 +312,7 @@ class MilvusKeywordIndex(MilvusChunks):
         plan = matching.plan(query, mode)
         if plan is None or not rowids:
             return {}
-        stats = self._stats()
-        df, expansions = self._term_counts(plan, False)
-        idf = matching.idfs(
-            plan, df, self._phrase_counts(plan, df, expansions, False), stats["chunks"]
-        )
-        avgdl = stats["ctokens"] / stats["chunks"] if stats["chunks"] else 0.0
+        idf, avgdl = self._idf(plan, False)
         rows = self._rows_matching(plan, rowids)
         found = [r["found"] for r in rows]
         tokens = [int(r["ntok"]) for r in rows]
@@ -264,4 +373,6 @@ class MilvusKeywordIndex(MilvusChunks):
             return True
         if simple and sum(counts) < limit:
             return False
+        if self.bm25.get(schema.CHUNKS):
+            return len(self._bm25_rows(plan, Filters(), limit, False)) >= limit
         return len(self._candidates(plan, Filters(), False)[0]) >= limit

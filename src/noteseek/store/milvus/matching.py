@@ -24,9 +24,18 @@ from noteseek.store import bm25
 from noteseek.store.base import MatchMode
 from noteseek.types import FTS_FIELDS, Clause, KeywordQuery
 
-INDEX_WEIGHTS = (20.0, 10.0, 5.0, 3.0, 1.0, 1.0)
-"""Field weights baked into the stored sparse vectors (the default ``[search.weights]``): they
-only order the candidates; the final score uses the weights each query passes."""
+
+def _default_weights() -> tuple[float, ...]:
+    from noteseek.config.search import ColumnWeights
+
+    defaults = ColumnWeights()
+    return tuple(float(getattr(defaults, name)) for name in FTS_FIELDS)
+
+
+INDEX_WEIGHTS = _default_weights()
+"""Field weights baked into the stored rows (the default ``[search.weights]``). In the sparse
+vectors they only order the candidates (the final score uses the weights each query passes);
+in the text of Milvus's BM25 function they are the weights a query with the defaults gets."""
 
 Fields = tuple[tuple[str, ...], ...]
 """A row's analyzed fields, tokenized: one tuple of terms per field of ``FTS_FIELDS``."""
@@ -59,6 +68,34 @@ def sparse_row(fields: Fields, avgdl: float) -> dict[int, float]:
     norm = bm25.norms(np.asarray([total]), max(avgdl, 1.0))
     saturated = bm25.gains(1.0, np.fromiter(tf.values(), np.float64, len(tf)), norm)
     return dict(zip(map(term_id, tf), saturated.tolist(), strict=True))
+
+
+def bm25_text(fields: Fields, budget: int) -> str:
+    """A row's text for Milvus's BM25 function: each field's terms repeated by its weight in
+    :data:`INDEX_WEIGHTS`, so a term's frequency counts as FTS5's weighted columns count it
+    (the row's length counts the repeats too); at most ``budget`` bytes, the naming fields
+    first (a very long document loses the end of its body)."""
+    out: list[str] = []
+    size = 0
+    for weight, field in zip(INDEX_WEIGHTS, fields, strict=False):
+        if not field:
+            continue
+        part = " ".join(field)
+        for _ in range(max(1, round(weight))):
+            cost = len(part.encode("utf-8")) + 1
+            if size + cost > budget:
+                return " ".join(out) + _head(part, budget - size)
+            out.append(part)
+            size += cost
+    return " ".join(out)
+
+
+def _head(part: str, budget: int) -> str:
+    """The whole terms of ``part`` that fit ``budget`` bytes, after a space."""
+    if budget <= 1:
+        return ""
+    cut = part.encode("utf-8")[: budget - 1].decode("utf-8", "ignore")
+    return " " + cut.rsplit(" ", 1)[0] if " " in cut else ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,6 +188,18 @@ def evaluate(p: Plan, fields: Fields) -> list[list[int]] | None:
     if any(any(hit[i] for i in clause) for clause in p.excluded):
         return None
     return found
+
+
+def needs_check(p: Plan) -> bool:
+    """Whether a row holding any of the plan's terms may still not match it: it has required
+    clauses, exclusions, phrases of several terms or a field restriction (a prefix's
+    expansions are whole terms, so holding one is matching it)."""
+    every = len(FTS_FIELDS)
+    return bool(
+        p.required
+        or p.excluded
+        or any(len(ph.terms) > 1 or len(ph.columns) != every for ph in p.phrases)
+    )
 
 
 def counted_by_statistics(phrase: Phrase) -> bool:

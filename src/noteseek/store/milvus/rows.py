@@ -69,8 +69,10 @@ def file_row(
     file_id: int,
     gen: int,
     kind: str,
-    avgdl: float,
+    avgdl: float | None,
 ) -> dict[str, Any]:
+    """The file's row; ``avgdl`` None: its table has Milvus's BM25 function (see
+    :func:`keyword_value`)."""
     rec = prepared.record
     kw = document_fields(prepared)
     tokens = matching.tokenize(kw)
@@ -95,7 +97,7 @@ def file_row(
         "modified": float(rec.modified),
         "kw": kw,
         "ntok": sum(len(t) for t in tokens),
-        "sp": matching.sparse_row(tokens, avgdl),
+        **keyword_value(tokens, avgdl),
         "info": info,
         "mtime_ns": rec.mtime_ns,
         "size": rec.size,
@@ -107,7 +109,7 @@ def file_row(
 
 
 def chunk_rows(
-    prepared: PreparedFile, file: dict[str, Any], first_rowid: int, avgdl: float
+    prepared: PreparedFile, file: dict[str, Any], first_rowid: int, avgdl: float | None
 ) -> list[dict[str, Any]]:
     out = []
     for i, item in enumerate(prepared.chunks):
@@ -128,7 +130,7 @@ def chunk_rows(
                 "modified": file["modified"],
                 "kw": kw,
                 "ntok": sum(len(t) for t in tokens),
-                "sp": matching.sparse_row(tokens, avgdl),
+                **keyword_value(tokens, avgdl),
                 "chunk_id": ch.chunk_id,
                 "ordinal": ch.ordinal,
                 "heading": HEADING_SEP.join(ch.heading_path),
@@ -141,6 +143,14 @@ def chunk_rows(
             }
         )
     return out
+
+
+def keyword_value(tokens: matching.Fields, avgdl: float | None) -> dict[str, Any]:
+    """What a row's keyword search reads: the text Milvus's BM25 function scores (``avgdl``
+    None), or the sparse vector of saturated weighted frequencies noteseek scores."""
+    if avgdl is None:
+        return {schema.BM25_TEXT: matching.bm25_text(tokens, schema.VARCHAR_MAX)}
+    return {"sp": matching.sparse_row(tokens, avgdl)}
 
 
 def check(row: dict[str, Any]) -> None:

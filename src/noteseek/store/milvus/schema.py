@@ -30,11 +30,16 @@ placeholder (``_v``) that is never searched.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import logging
 from typing import Any
 
 from noteseek.store.milvus import capabilities
 from noteseek.store.milvus.capabilities import VectorIndex
+from noteseek.store.milvus.errors import milvus_errors, unreachable
+
+log = logging.getLogger(__name__)
 
 VARCHAR_MAX = 65_535
 """Milvus's longest VARCHAR, in bytes."""
@@ -47,8 +52,15 @@ GRAPH_EDGES, GRAPH_KEYS, GRAPH_NODES = "graph_edges", "graph_keys", "graph_nodes
 GRAPH_DIRTY, COMMUNITIES = "graph_dirty", "communities"
 LEASES = "leases"
 GRAPH_TABLES = (GRAPH_EDGES, GRAPH_KEYS, GRAPH_NODES, GRAPH_DIRTY, COMMUNITIES)
+KEYWORD_TABLES = (FILES, CHUNKS)
 TABLES = (META, FILES, CHUNKS, TERMS, PROBLEMS, *GRAPH_TABLES, LEASES)
 
+
+BM25_TEXT, BM25_FIELD = "bm", "bms"
+"""The files and chunks tables' text for Milvus's BM25 function (each field's analyzed terms,
+repeated by the field's weight) and the sparse field the function fills."""
+BM25_K1, BM25_B = 1.2, 0.75
+"""FTS5's constants, so the two backends' BM25 agree."""
 
 KEYED = ("terms", "problems", "graph_keys")
 """Tables whose VARCHAR primary key is made of names (terms, paths, link keys)."""
@@ -79,10 +91,11 @@ def vector_table(prefix: str, model: str, dim: int) -> str:
     return f"{prefix}_vec_{digest}_{dim}"
 
 
-def create(client: Any, prefix: str, table: str, uri: str) -> None:
+def create(client: Any, prefix: str, table: str, uri: str, *, bm25: bool = False) -> None:
     """Create ``table`` (one of :data:`TABLES`) with its fields and indexes; a server
     without sparse vectors is :class:`~noteseek.store.milvus.capabilities.MissingCapability`
-    (``uri`` names it)."""
+    (``uri`` names it). ``bm25``: the files and chunks tables carry a BM25 function field
+    (:func:`create_keyword_table` decides whether the server offers it)."""
     from pymilvus import DataType
 
     schema = client.create_schema(auto_id=False, enable_dynamic_field=False)
@@ -154,8 +167,36 @@ def create(client: Any, prefix: str, table: str, uri: str) -> None:
         schema.add_field("modified", DataType.DOUBLE)
         schema.add_field("kw", DataType.JSON)
         schema.add_field("ntok", DataType.INT64)
-        schema.add_field("sp", DataType.SPARSE_FLOAT_VECTOR)
-        index.add_index("sp", index_type="SPARSE_INVERTED_INDEX", metric_type="IP")
+        if bm25:
+            # Milvus's own BM25: the server tokenizes ``bm`` (noteseek's analyzed terms, so a
+            # whitespace tokenizer keeps noteseek's analysis), keeps the statistics and scores.
+            from pymilvus import Function, FunctionType
+
+            schema.add_field(
+                BM25_TEXT,
+                DataType.VARCHAR,
+                max_length=VARCHAR_MAX,
+                enable_analyzer=True,
+                analyzer_params={"tokenizer": "whitespace"},
+            )
+            schema.add_field(BM25_FIELD, DataType.SPARSE_FLOAT_VECTOR)
+            schema.add_function(
+                Function(
+                    name=f"{table}_bm25",
+                    function_type=FunctionType.BM25,
+                    input_field_names=[BM25_TEXT],
+                    output_field_names=[BM25_FIELD],
+                )
+            )
+            index.add_index(
+                BM25_FIELD,
+                index_type="SPARSE_INVERTED_INDEX",
+                metric_type="BM25",
+                params={"bm25_k1": BM25_K1, "bm25_b": BM25_B},
+            )
+        else:
+            schema.add_field("sp", DataType.SPARSE_FLOAT_VECTOR)
+            index.add_index("sp", index_type="SPARSE_INVERTED_INDEX", metric_type="IP")
         essential = True
         if table == CHUNKS:
             schema.add_field("chunk_id", **text)
@@ -185,6 +226,31 @@ def create(client: Any, prefix: str, table: str, uri: str) -> None:
         )
     else:
         _create(client, name(prefix, table), schema, index)
+
+
+def create_keyword_table(client: Any, prefix: str, table: str, uri: str, bm25: bool) -> bool:
+    """Create the files or chunks table, with Milvus's BM25 function when ``bm25`` and the
+    server offers it (with a whitespace tokenizer), else with the sparse vectors noteseek
+    scores itself; returns whether it has the function. A server that cannot be reached is
+    an error here, not a refusal."""
+    if bm25:
+        try:
+            create(client, prefix, table, uri, bm25=True)
+            return True
+        except milvus_errors() as exc:
+            if unreachable(exc):
+                raise
+            log.info("%s: no BM25 function here (%s); noteseek scores keywords", uri, exc)
+            with contextlib.suppress(*milvus_errors()):
+                client.drop_collection(name(prefix, table))
+    create(client, prefix, table, uri)
+    return False
+
+
+def has_bm25(client: Any, prefix: str, table: str) -> bool:
+    """Whether the existing files or chunks table carries the BM25 function field."""
+    fields = {f["name"] for f in client.describe_collection(name(prefix, table))["fields"]}
+    return BM25_FIELD in fields
 
 
 def create_vectors(client: Any, collection: str, dim: int) -> VectorIndex:

@@ -74,8 +74,7 @@ class MilvusTransfer(MilvusGraph, MilvusVectors):
         with self.transaction():
             roots = self._roots()
             stats = self._stats()
-            avg_file = stats["dtokens"] / stats["docs"] if stats["docs"] else 200.0
-            avg_chunk = stats["ctokens"] / stats["chunks"] if stats["chunks"] else 50.0
+            avg_file, avg_chunk = self._averages(stats)
             top = 0
             for item in files:
                 prepared, fid = item.prepared, item.file_id
@@ -123,8 +122,7 @@ class MilvusTransfer(MilvusGraph, MilvusVectors):
                     self.client.drop_collection(collection)
             self._loaded.clear()
             self._searching.clear()
-            for table in schema.TABLES:
-                schema.create(self.client, self.prefix, table, self.uri)
+            self._create_tables(set())
             self.client.upsert(self._tables[schema.META], [meta_row(schema.SAFE_KEYS, "1")])
             self._safe_keys = True
             self._ids = (0, 0)  # the claimed blocks went with the leases collection

@@ -39,6 +39,9 @@ in each of its passes)."""
 class SQLiteKeywordIndex(SQLiteCore):
     """:class:`noteseek.store.base.KeywordIndex` over ``chunks_fts`` and ``docs_fts``."""
 
+    scores_every_match = True
+    """FTS5 and the postings score every match whatever the limit."""
+
     def __init__(self, path: Path | str, *, readonly: bool = False) -> None:
         # is_common answers from a cache that lives until the index changes.
         self._common_cache: dict[tuple[str, int], bool] = {}
