@@ -177,20 +177,8 @@ class MilvusCore:
             raise unavailable(self.uri, why)
 
     def _create_tables(self, existing: set[str]) -> None:
-        """Create the tables not in ``existing`` and load the others; the files and chunks
-        tables get Milvus's BM25 function where the server offers it (the chunks table
-        follows the files table's choice), and :attr:`bm25` says which they have."""
-        bm25 = True
-        for table, collection in self._tables.items():
-            keyword = table in schema.KEYWORD_TABLES
-            if collection not in existing and keyword:
-                bm25 = schema.create_keyword_table(self.client, self.prefix, table, self.uri, bm25)
-            elif collection not in existing:
-                schema.create(self.client, self.prefix, table, self.uri)
-            else:
-                schema.load(self.client, collection)
-            if keyword:
-                self.bm25[table] = schema.has_bm25(self.client, self.prefix, table)
+        """Create the tables not in ``existing``, load the others (``schema.open_tables``)."""
+        self.bm25 = schema.open_tables(self.client, self.prefix, self.uri, existing)
 
     def _connect(self) -> Any:
         try:

@@ -247,6 +247,25 @@ def create_keyword_table(client: Any, prefix: str, table: str, uri: str, bm25: b
     return False
 
 
+def open_tables(client: Any, prefix: str, uri: str, existing: set[str]) -> dict[str, bool]:
+    """Create the index's tables not in ``existing`` and load the others; the files and
+    chunks tables get Milvus's BM25 function where the server offers it (the chunks table
+    follows the files table's choice). Returns whether each of them has it."""
+    bm25, found = True, {}
+    for table in TABLES:
+        collection = name(prefix, table)
+        keyword = table in KEYWORD_TABLES
+        if collection not in existing and keyword:
+            bm25 = create_keyword_table(client, prefix, table, uri, bm25)
+        elif collection not in existing:
+            create(client, prefix, table, uri)
+        else:
+            load(client, collection)
+        if keyword:
+            found[table] = has_bm25(client, prefix, table)
+    return found
+
+
 def has_bm25(client: Any, prefix: str, table: str) -> bool:
     """Whether the existing files or chunks table carries the BM25 function field."""
     fields = {f["name"] for f in client.describe_collection(name(prefix, table))["fields"]}
