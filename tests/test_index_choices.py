@@ -4,6 +4,7 @@ later runs until ``noteseek index --embed``, and every door says so plainly."""
 from __future__ import annotations
 
 import json
+import sqlite3
 import time
 from pathlib import Path
 
@@ -96,6 +97,63 @@ def test_keyword_only_survives_a_rebuild_of_a_damaged_index(tmp_path: Path) -> N
     assert report["keyword_only"] is True
     emb = _embedding(cwd, ON)
     assert emb["keyword_only"] is True and emb["embedded"] == 0
+
+
+def _unreadable(index_dir: Path) -> None:
+    """Damage the index file so nothing in it can be read (its header zeroed, after moving
+    every committed page into the file): the keyword-only choice it records is lost with it."""
+    db = index_dir / "index.db"
+    with sqlite3.connect(db) as conn:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    with db.open("r+b") as f:
+        f.write(b"\0" * 100)
+
+
+def _keyword_only_index(tmp_path: Path) -> tuple[Path, Path]:
+    cwd = _vault(tmp_path)
+    run_cli(["index", "--keyword-only"], cwd, ON)
+    index_dir = Path(json.loads(run_cli(["status", "--json"], cwd, ON).stdout)["index_dir"])
+    _unreadable(index_dir)
+    return cwd, index_dir
+
+
+@pytest.mark.parametrize("command", [["rebuild"], ["index"]])
+def test_keyword_only_survives_the_rebuild_of_an_unreadable_index(
+    tmp_path: Path, command: list[str]
+) -> None:
+    """Issue 44 item 4: an index whose file cannot be read at all was rebuilt with embeddings
+    (the choice was read from the damaged file only); an explicit rebuild, and the rebuild
+    an index run does by itself, keep it now. Embeddings are on: a lost choice embeds."""
+    cwd, index_dir = _keyword_only_index(tmp_path)
+    assert "is damaged" in run_cli(["status"], cwd, ON, code=3).stderr
+    run_cli(command, cwd, ON)
+    emb = _embedding(cwd, ON)
+    assert emb["keyword_only"] is True
+    assert emb["embedded"] == 0 and emb["total"] == 2
+    with sqlite3.connect(index_dir / "index.db") as conn:  # no vector was computed at all
+        assert conn.execute("SELECT count(*) FROM vectors").fetchone()[0] == 0
+
+
+def test_the_live_writer_rebuilds_an_unreadable_keyword_only_index_keyword_only(
+    tmp_path: Path,
+) -> None:
+    cwd, index_dir = _keyword_only_index(tmp_path)
+    env = serve_env(tmp_path / "home", NOTESEEK_EMBEDDING__ENABLED="true")
+    with serving(cwd, env=env) as server, server.client() as client:
+        deadline = time.monotonic() + 60
+        while "rebuilt:" not in server.log:
+            assert time.monotonic() < deadline, f"never rebuilt:\n{server.log}"
+            time.sleep(0.05)
+        status = server.wait_ready(client)
+        assert status["damaged"] is None and status["documents"] == 2
+        assert status["embedding"]["keyword_only"] is True
+        time.sleep(1.0)  # a writer that embedded would have started by now
+        status = client.get("/status").json()
+        assert status["status"] == "ready", status
+        assert status["embedding"]["embedded"] == 0, status["embedding"]
+    assert "rebuilding it" in server.log and "Traceback" not in server.log, server.log
+    with sqlite3.connect(index_dir / "index.db") as conn:
+        assert conn.execute("SELECT count(*) FROM vectors").fetchone()[0] == 0
 
 
 def test_serve_keeps_a_keyword_only_index_keyword_only(tmp_path: Path) -> None:

@@ -338,10 +338,16 @@ class Indexing:
             self._choice = None
 
     def _saved_choice(self) -> bool | None:
-        """The keyword-only choice of an index about to be deleted (None if unreadable)."""
+        """The keyword-only choice of a damaged index about to be deleted: the copy kept
+        beside it first (the damaged file may not answer, or answer wrong: a scrambled page
+        reads as no choice, and the index would be rebuilt with embeddings), else what the
+        file says (an index from before the copy), else None."""
+        kept = self.state.kept_keyword_only()
+        if kept is not None:
+            return kept
         try:
             return self.state.keyword_only()
-        except UNREADABLE:  # a damaged file may not answer: choice lost
+        except UNREADABLE:  # unreadable, and no copy: the choice is lost
             return None
 
     def _embed_after_index(

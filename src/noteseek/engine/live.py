@@ -28,7 +28,6 @@ wait in the index folder's journal (``indexing/pending.py``), which the writer t
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import itertools
 import logging
 import os
@@ -37,7 +36,6 @@ import threading
 import time
 from collections import OrderedDict, deque
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -45,6 +43,7 @@ from noteseek.config import LoadedConfig
 from noteseek.embed.base import EmbeddingError
 from noteseek.engine import Engine
 from noteseek.engine.checking import BackgroundCheck
+from noteseek.engine.jobs import Job
 from noteseek.engine.writer import (
     NotWriter,
     command_from_argv,
@@ -62,7 +61,6 @@ from noteseek.store.errors import StoreError
 log = logging.getLogger(__name__)
 
 Role = Literal["starting", "writer", "reader", "stopped"]
-JobState = Literal["queued", "running", "done", "failed"]
 KEEP_JOBS = 50
 DAMAGE_POLL = 2.0
 """Seconds between the idle writer's looks for a damage record (a stat of one file)."""
@@ -85,23 +83,6 @@ GRAPH_MAX_WAIT = 10.0
 UNAVAILABLE_RETRY = 5.0
 """Seconds before work is retried on an index that could not be reached or opened (a Milvus
 server down, a Milvus Lite file another process holds, a SQLite file locked too long)."""
-
-
-@dataclass
-class Job:
-    id: str
-    kind: Literal["reconcile", "reindex"]
-    roots: list[str] | None = None
-    force: bool = False
-    state: JobState = "queued"
-    created: float = field(default_factory=time.time)
-    started: float | None = None
-    finished: float | None = None
-    result: dict[str, Any] | None = None
-    error: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
 
 
 class IndexService:
@@ -225,6 +206,21 @@ class IndexService:
 
     def reindex(self, roots: Sequence[str] | None = None, force: bool = False) -> Job:
         """Queue a re-index of some roots (all when None); returns the job to follow."""
+        return self.request_reindex(roots, force)[0]
+
+    def request_reindex(
+        self, roots: Sequence[str] | None = None, force: bool = False
+    ) -> tuple[Job, bool]:
+        """Queue a re-index of some roots (all when None); returns the job to follow and
+        whether the request was merged into a reindex job already waiting in the queue.
+
+        Repeated requests (an agent calling ``reindex`` after each edit, a script retrying)
+        would each queue a full run that finds nothing the first did not; so while a reindex
+        job has not started, a new request joins it: its roots become the union of both (all
+        roots when either asks for all), and it re-reads unchanged files when either asks
+        to (``force``). A job already running is never changed (it may have passed the
+        files the request is about): the request queues a new job, which later requests join.
+        """
         if self.role != "writer":
             holder = read_writer_info(self.index_dir) or {}
             raise NotWriter(
@@ -232,12 +228,17 @@ class IndexService:
                 + (f" (pid {holder['pid']})" if holder.get("pid") else "")
                 + " keeps it up to date and takes reindex requests"
             )
-        job = self._new_job("reindex", list(roots) if roots else None, force)
-        with self._cond:
+        wanted = list(roots) if roots else None
+        with self._cond:  # the worker takes jobs from the queue under the same lock
+            waiting = next((j for j in self._queue if j.kind == "reindex"), None)
+            if waiting is not None:
+                waiting.merge(wanted, force)
+                return waiting, True
+            job = self._new_job("reindex", wanted, force)
             self._queue.append(job)
             self._preempt.set()
             self._cond.notify_all()
-        return job
+        return job, False
 
     def _new_job(
         self,

@@ -310,12 +310,14 @@ class Memories:
             rows.append((fields.created_at, row))
         rows.sort(key=lambda item: (item[0], item[1].path))
         store = self.state.store
+        from noteseek.sources.memory.sessions import FLUSH_TITLE, flushable
         from noteseek.sources.memory.summarize import Passage
 
         passages = [
-            Passage(_name(row.path), chunk.text, chunk.start_line, chunk.end_line)
+            Passage(_name(row.path), text, chunk.start_line, chunk.end_line)
             for _, row in rows
             for chunk in store.file_chunks(row.file_id)
+            if (text := flushable(chunk.heading_path, chunk.text))
         ]
         limit = max_chars or self.settings.flush.max_chars
         if not passages:
@@ -331,7 +333,7 @@ class Memories:
             + "\n\nSources: "
             + ", ".join(f"[[{source}]]" for source in summary.sources)
         )
-        title = f"Memory summary ({len(summary.sources)} memories, {summary.method})"
+        title = f"{FLUSH_TITLE} ({len(summary.sources)} memories, {summary.method})"
         if dry_run:
             return FlushOutcome(
                 True,

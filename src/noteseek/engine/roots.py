@@ -136,7 +136,7 @@ class Roots:
         key = (kind, tuple(sorted((n, r.path) for n, r in roots.items() if n not in owned)))
         found = self._discovery.get(key)
         if found is None:
-            found = spec.discovered_roots(self.config, roots)
+            found = spec.discovered_roots(self.config, roots, self.source_context(roots))
             self._discovery = {
                 **{k: v for k, v in self._discovery.items() if k[0] != kind},
                 key: found,

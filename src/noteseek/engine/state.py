@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import json
+import os
+import threading
 from collections.abc import Hashable, Iterator, Mapping
 from typing import Any
 
@@ -31,6 +34,9 @@ REBUILDING = "being rebuilt from the files; it was damaged: "
 
 KEYWORD_ONLY_META_KEY = "keyword_only"
 """Meta key: "1" when the user chose a keyword-only index (``noteseek index --keyword-only``)."""
+CHOICES_FILE = "choices.json"
+"""The index's choices kept beside it (``{"keyword_only": true}``): a damaged index file is
+deleted unread, or cannot be read at all, and the choice must outlive it (issue 44 item 4)."""
 
 
 class IndexState:
@@ -126,9 +132,11 @@ class IndexState:
         self.remember_roots()
 
     def remember_roots(self) -> None:
-        """Keep the index's roots beside it, so a rebuild of a damaged index knows them."""
+        """Keep the index's roots beside it, so a rebuild of a damaged index knows them (and
+        its keyword-only choice: an index chosen so before the copy existed gets one here)."""
         if self.read_only is None:
             index_folder.save_roots(self.index_dir, self._roots.stored())
+            self._keep_choice(self.keyword_only())
 
     def store_info(self) -> dict[str, Any]:
         """The backend and where it is, without secrets (and, for Milvus once open, its
@@ -227,6 +235,30 @@ class IndexState:
     def choose_keyword_only(self, keyword_only: bool) -> None:
         """Remember (True) or drop (False) the choice of a keyword-only index."""
         self.store.set_meta(KEYWORD_ONLY_META_KEY, "1" if keyword_only else "0")
+        self._keep_choice(keyword_only)
+
+    def kept_keyword_only(self) -> bool | None:
+        """The keyword-only choice kept beside the index (None: no copy, or unreadable), for
+        a rebuild of a damaged index, whose own record of it is not trusted."""
+        try:
+            data = json.loads((self.index_dir / CHOICES_FILE).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        value = data.get("keyword_only") if isinstance(data, dict) else None
+        return value if isinstance(value, bool) else None
+
+    def _keep_choice(self, keyword_only: bool) -> None:
+        """Write the copy :meth:`kept_keyword_only` reads (atomically; unchanged, not at all;
+        a folder that cannot be written keeps no copy, as it keeps no roots)."""
+        if self.kept_keyword_only() == keyword_only:
+            return
+        target = self.index_dir / CHOICES_FILE
+        tmp = target.with_name(f"{CHOICES_FILE}.{os.getpid()}.{threading.get_native_id()}.tmp")
+        with contextlib.suppress(OSError):
+            tmp.write_text(json.dumps({"keyword_only": keyword_only}), encoding="utf-8")
+            os.replace(tmp, target)
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
 
     def wants_vectors(self) -> bool:
         """Whether chunks should be embedded: embeddings on, and not a keyword-only index."""

@@ -366,29 +366,33 @@ class _Hooks:
 
 
 def run_stdio(load_config: Callable[[], LoadedConfig], *, watch: bool = True) -> None:
-    """Serve MCP over stdin/stdout until stdin closes or SIGTERM; then stop cleanly.
+    """Serve MCP over stdin/stdout until stdin closes, SIGTERM or SIGINT; then stop cleanly.
 
-    Both ways out stop the watcher, let the worker finish (and commit) its current batch and
-    give up the writer role. On SIGTERM that happens in the signal handler, which then ends the
+    Every way out stops the watcher, lets the worker finish (and commit) its current batch and
+    gives up the writer role. On a signal that happens in the signal handler, which then ends the
     process: the SDK's stdin reader is a thread blocked in read() that nothing can wake.
     ``load_config`` runs in the background too; if it fails, every tool call says why.
     """
     runtime = Runtime(load_config, watch=watch, command="mcp", settle=True)
     hooks = _Hooks(runtime)
 
-    def on_term(_signum: int, _frame: Any) -> None:
-        log.info("SIGTERM: stopping")
+    def on_term(signum: int, _frame: Any) -> None:
+        log.info("%s: stopping", signal.Signals(signum).name)
         hooks.stop()
         runtime.shutdown()
         logging.shutdown()
         os._exit(0)
 
-    previous = signal.signal(signal.SIGTERM, on_term)
+    # SIGINT too: as a KeyboardInterrupt it cancelled the event loop, which then waited for
+    # the stdin reader's thread, blocked in read() until the client closed the pipe.
+    stopping = (signal.SIGTERM, signal.SIGINT)
+    previous = {sig: signal.signal(sig, on_term) for sig in stopping}
     try:
         anyio.run(_serve_stdio, runtime, hooks)
     except KeyboardInterrupt:
         pass
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
         hooks.stop()
         runtime.shutdown()

@@ -69,8 +69,15 @@ def reindex(ctx: Context, p: Reindex) -> dict[str, Any]:
     if ctx.service is None:
         raise Unavailable("this process runs without a live index; reindex is unavailable")
     roots = _roots_of(ctx, p.paths) if p.paths else None
-    job = ctx.service.reindex(roots, force=p.force)
-    return {"job": job.to_dict(), "hint": "index_status reports the job's state"}
+    job, merged = ctx.service.request_reindex(roots, force=p.force)
+    if not merged:
+        return {"job": job.to_dict(), "hint": "index_status reports the job's state"}
+    return {
+        "job": job.to_dict(),
+        "merged_into": job.id,
+        "hint": f"merged into queued job {job.id} (a reindex was already waiting; it now "
+        "covers this request too); index_status reports the job's state",
+    }
 
 
 def _roots_of(ctx: Context, items: list[str]) -> list[str]:

@@ -21,7 +21,12 @@ from noteseek.operations.params import MAX_QUERY_CHARS
 from noteseek.search.ask import SearchRequest
 from noteseek.search.relevance import content_words
 from noteseek.sources.memory import MEMORY_SCOPE
-from noteseek.sources.memory.sessions import SessionEntry, session_title
+from noteseek.sources.memory.sessions import (
+    SessionEntry,
+    session_title,
+    valid_session_id,
+    without_session_lines,
+)
 from noteseek.sources.memory.transcript import read_transcript
 from noteseek.sources.spec import ALL_SCOPE
 
@@ -125,11 +130,20 @@ def capture(
     in one line."""
     if not session_id or not transcript_path:
         return "nothing to capture: the payload names no session_id or transcript_path"
+    if not valid_session_id(session_id):
+        raise ValueError(
+            "the session id is not an id (letters, digits and -_. only, at most 128 "
+            "characters): nothing captured"
+        )
     path = Path(transcript_path).expanduser()
     transcript = read_transcript(path)
     turns = transcript.turns
     if not turns:
         return f"nothing to capture: {path} holds no user or assistant turns"
+    if not any(t.role == "assistant" for t in turns):
+        # A prompt that was never answered (the session was closed, or failed, at once) says
+        # nothing worth keeping; its entry would be the prompt alone, again and again.
+        return f"nothing to capture: {path} holds no answer from the agent yet"
     if engine.memories.session_turns(session_id, when=when) == len(turns):
         return f"session {session_id} is captured up to its last turn already"
     from noteseek.sources.memory.summarize import Passage
@@ -137,6 +151,7 @@ def capture(
     passages = [Passage(f"{t.role} turn", t.text, t.line, t.line) for t in turns]
     limit = engine.settings.hooks.capture_chars
     summary = engine.memories.summarizer().summarize(passages, max_chars=limit).text
+    summary = without_session_lines(summary)
     if not summary.strip():
         summary = _shortened(turns[-1].text, limit)
     first = next((t.text for t in turns if t.role == "user"), turns[0].text)

@@ -300,6 +300,11 @@ class JobInfo(Result):
     finished: float | None
     result: dict[str, Any] | None
     error: str | None
+    requests: int = Field(
+        default=1,
+        description="How many reindex requests the job answers: those made while it was "
+        "still queued were merged into it.",
+    )
 
 
 class ServiceState(Result):
@@ -383,6 +388,11 @@ class StatusOut(Result):
 
 class ReindexOut(Result):
     job: JobInfo
+    merged_into: str | None = Field(
+        default=None,
+        description="The id of the queued reindex job this request was merged into (its "
+        "roots became the union of both, force if either asked); null: a new job was queued.",
+    )
     hint: str
 
 

@@ -236,7 +236,8 @@ _DOCUMENT_OPERATIONS: dict[str, Operation] = {
         ),
         Operation(
             "reindex",
-            "Queue a re-index (all roots, or those holding the given paths); returns the job.",
+            "Queue a re-index (all roots, or those holding the given paths); returns the job "
+            "(a request made while a reindex job still waits is merged into that job).",
             Reindex,
             ReindexOut,
             admin.reindex,

@@ -20,7 +20,14 @@ from noteseek.sources.walk import (
     within,
 )
 
-__all__ = ["FolderSource", "ScanRules", "read_regular", "scan_paths", "scan_root"]
+__all__ = [
+    "FolderSource",
+    "ScanRules",
+    "folder_rules",
+    "read_regular",
+    "scan_paths",
+    "scan_root",
+]
 
 
 class FolderSource:
@@ -37,19 +44,7 @@ class FolderSource:
         self.kind = root.kind
         self.folder = Path(root.path).expanduser()
         self.location = str(self.folder.resolve())
-        ix = context.index
-        self.rules = ScanRules(
-            include=root.include,
-            exclude=root.exclude,
-            include_hidden=ix.include_hidden,
-            gitignore=ix.gitignore,
-            follow_symlinks=ix.follow_symlinks,
-            skip_dirs=frozenset({os.path.realpath(context.index_dir)})
-            | (context.skip_dirs - {os.path.realpath(self.folder)}),
-            follow_symlinks_outside=ix.follow_symlinks_outside,
-            max_depth=ix.max_depth,
-            max_entries=ix.max_entries,
-        )
+        self.rules = folder_rules(root, context)
 
     def scan(self) -> ScanResult:
         return scan_root(self.name, self.folder, self.rules)
@@ -86,6 +81,26 @@ class FolderSource:
 
     def watch_folder(self) -> Path | None:
         return self.folder
+
+
+def folder_rules(root: RootConfig, context: SourceContext) -> ScanRules:
+    """The rules a walk of ``root``'s folder follows: its include and exclude patterns and the
+    index's settings (hidden files, .gitignore, links, bounds); the index folder and the folders
+    other roots own are never entered. One place, so that what else looks under a root
+    (``[git] discover``) skips exactly what indexing its files skips."""
+    ix = context.index
+    folder = os.path.realpath(Path(root.path).expanduser())
+    return ScanRules(
+        include=root.include,
+        exclude=root.exclude,
+        include_hidden=ix.include_hidden,
+        gitignore=ix.gitignore,
+        follow_symlinks=ix.follow_symlinks,
+        skip_dirs=frozenset({os.path.realpath(context.index_dir)}) | (context.skip_dirs - {folder}),
+        follow_symlinks_outside=ix.follow_symlinks_outside,
+        max_depth=ix.max_depth,
+        max_entries=ix.max_entries,
+    )
 
 
 def read_regular(path: str, limit: int | None = None) -> bytes:

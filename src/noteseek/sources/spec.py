@@ -91,6 +91,12 @@ def _no_roots(_config: LoadedConfig, _roots: Mapping[str, RootConfig]) -> dict[s
 
 RootsHook = Callable[[LoadedConfig, Mapping[str, RootConfig]], dict[str, RootConfig]]
 """hook(config, the roots so far) -> roots the kind adds that no setting names."""
+DiscoverHook = Callable[
+    [LoadedConfig, Mapping[str, RootConfig], "SourceContext"], dict[str, RootConfig]
+]
+"""hook(config, the roots so far, what their sources are built with) -> roots found by
+looking at them; the context gives the rules their walks follow, so a hook that looks under a
+root's folder enters only what the root's own walk enters."""
 
 
 @dataclass(frozen=True)
@@ -128,7 +134,7 @@ class KindSpec:
     watcher watches it from the start (creating it), since other processes write there."""
     implicit_roots: RootsHook = _no_roots
     """Roots the kind adds before stored and discovered ones (the memory folder)."""
-    discovered_roots: RootsHook | None = None
+    discovered_roots: DiscoverHook | None = None
     """Roots found by looking at the other roots (repositories under the folders): looked
     for once per set of roots, after every other root is known."""
     preparer: str | None = None

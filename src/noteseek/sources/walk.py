@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import stat
 from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol
@@ -255,6 +255,29 @@ def scan_paths(name: str, root_path: Path, rules: ScanRules, rels: Iterable[str]
         if result.needs_full_scan:
             return result
     return result
+
+
+def folder_test(root_path: Path, rules: ScanRules) -> Callable[[str], bool]:
+    """Whether a walk of the root by ``rules`` enters the folder ``rel`` (a POSIX path
+    relative to the root; a trailing ``/`` is allowed): judged from the root down exactly as
+    :func:`scan_root` and :func:`scan_paths` judge it (hidden, excluded, gitignored, skipped,
+    unreadable), so whoever looks for something else under a root (``[git] discover``) sees
+    the folders its files are indexed from and no other. A root that cannot be opened enters
+    nothing. Each folder is judged once per test."""
+    opened = _open_root(root_path)
+    if isinstance(opened, str):
+        return lambda rel: False
+    folders = _Folders(opened[0], opened[1], _Admission.of(rules, opened[0]))
+
+    def enters(rel: str) -> bool:
+        clean = _clean_rel(rel.rstrip("/"))
+        if clean is None:
+            return False
+        if clean == ".":
+            return True
+        return isinstance(folders.get(tuple(clean.split("/"))), _Folder)
+
+    return enters
 
 
 # -- shared admission rules -----------------------------------------------------------------

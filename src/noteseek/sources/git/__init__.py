@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from noteseek.config import LoadedConfig, RootConfig, Settings
+from noteseek.sources.base import SourceContext
 from noteseek.sources.spec import KindSpec, Profile, lazy_source
 
 GIT_KIND = "git"
@@ -37,12 +38,14 @@ def profile(settings: Settings) -> Profile:
     )
 
 
-def _discovered(config: LoadedConfig, roots: Mapping[str, RootConfig]) -> dict[str, RootConfig]:
+def _discovered(
+    config: LoadedConfig, roots: Mapping[str, RootConfig], context: SourceContext
+) -> dict[str, RootConfig]:
     if not config.settings.git.discover:
         return {}
     from noteseek.sources.git.roots import discover_git_roots
 
-    return discover_git_roots(roots)
+    return discover_git_roots(roots, context)
 
 
 SPEC = KindSpec(

@@ -15,9 +15,15 @@ The transcript line is how an agent gets from a memory back to the session it ca
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 MAX_TITLE_CHARS = 80
+FLUSH_TITLE = "Memory summary"
+"""How a flush's entry in the daily log is titled (``## HH:MM Memory summary (...)``)."""
+_FLUSH_HEADING = re.compile(r"(\d\d:\d\d )?" + re.escape(FLUSH_TITLE) + r" \(")
+_MARKER_LINE = re.compile(r"[-*+ ]*Session `[^`\n]*` · ")
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +45,16 @@ class SessionEntry:
         heading = f"## {time or self.time} Session: {self.title}".rstrip()
         line = f"{self.marker} · {self.turns} turns · transcript `{self.transcript}`"
         return f"{heading}\n\n{line}\n\n{self.summary.strip()}\n"
+
+
+SESSION_ID = re.compile(r"[A-Za-z0-9._-]{1,128}")
+"""What a session id may be: agents' ids are UUIDs (Claude Code, Codex) or alike. The id is
+written into the daily log, where a newline or a backquote in it could forge another session's
+entry."""
+
+
+def valid_session_id(session_id: str) -> bool:
+    return SESSION_ID.fullmatch(session_id) is not None
 
 
 def session_marker(session_id: str) -> str:
@@ -104,3 +120,26 @@ def _section(log: str, marker: str) -> tuple[int, int] | None:
     while end > start and end >= 2 and log[end - 2 : end] == "\n\n":
         end -= 1
     return start, end
+
+
+def flushable(heading_path: Sequence[str], text: str) -> str:
+    """What a flush may summarise of a chunk of a memory (its heading path, its text): not an
+    earlier flush's summary (a flush of a flush copied the summary again, and again), and not
+    the line that names a session and its transcript, which is the session entry's own (a
+    summary that copied it named the session twice in the log, and a copy at the start of a
+    line would be taken for the entry by the next capture)."""
+    inside = any(_FLUSH_HEADING.match(h) for h in heading_path)
+    kept = []
+    for line in text.split("\n"):
+        if line.startswith("#"):
+            inside = _FLUSH_HEADING.match(line.lstrip("#").strip()) is not None
+        if inside or _MARKER_LINE.match(line):
+            continue
+        kept.append(line)
+    return "\n".join(kept).strip()
+
+
+def without_session_lines(text: str) -> str:
+    """``text`` less any line that would name a session as an entry does: a session's summary
+    quoting one (a transcript that pasted a daily log) must not name another session."""
+    return "\n".join(ln for ln in text.split("\n") if not _MARKER_LINE.match(ln))

@@ -13,6 +13,8 @@ object, is counted and skipped: a transcript being written may end in half a lin
 from __future__ import annotations
 
 import json
+import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -44,12 +46,9 @@ class Transcript:
 
 
 def read_transcript(path: Path, *, max_bytes: int = MAX_TRANSCRIPT_BYTES) -> Transcript:
-    """The user and assistant turns of the transcript at ``path`` (OSError when unreadable)."""
-    with path.open("rb") as handle:
-        size = handle.seek(0, 2)
-        start = max(0, size - max_bytes)
-        handle.seek(start)
-        data = handle.read()
+    """The user and assistant turns of the transcript at ``path`` (OSError when unreadable or
+    not a regular file)."""
+    data, start = _read_end(path, max_bytes)
     if start:
         data = data[data.find(b"\n") + 1 :]  # from the first whole line
     out = Transcript(path)
@@ -59,7 +58,9 @@ def read_transcript(path: Path, *, max_bytes: int = MAX_TRANSCRIPT_BYTES) -> Tra
         out.lines += 1
         try:
             event = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):
+            # RecursionError: a line nested deeper than the parser goes (the interpreter's
+            # recursion limit bounds it) is damage like any other, not the end of the capture.
             out.skipped += 1
             continue
         if not isinstance(event, dict):
@@ -69,6 +70,22 @@ def read_transcript(path: Path, *, max_bytes: int = MAX_TRANSCRIPT_BYTES) -> Tra
         if turn is not None:
             out.turns.append(turn)
     return out
+
+
+def _read_end(path: Path, max_bytes: int) -> tuple[bytes, int]:
+    """At most the last ``max_bytes`` of the regular file at ``path``, and where they start.
+
+    Opened without blocking (a FIFO would wait for a writer) and checked before reading: a
+    device (``/dev/zero``, ``/dev/urandom``) has no size, and was read whole, without end."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path} is not a regular file")
+        size = handle.seek(0, 2)
+        start = max(0, size - max_bytes)
+        handle.seek(start)
+        # A file still being written may have grown since its size was read.
+        return handle.read(max_bytes), start
 
 
 def _turn(event: dict[str, Any], line: int) -> Turn | None:
