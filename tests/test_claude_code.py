@@ -47,13 +47,19 @@ def claude() -> Path:
 
 
 class Claude:
-    """The CLI with a scratch config folder and home, noteseek on its PATH."""
+    """The CLI with a scratch config folder and home. noteseek is where ``uv tool install``
+    puts it (``~/.local/bin``), not on PATH: the plugin must find it (hooks run with a
+    minimal environment)."""
 
     def __init__(self, binary: Path, tmp: Path) -> None:
         self.binary = binary
         self.home = tmp / "home"
-        self.home.mkdir()
-        bin_dir = str(Path(sys.executable).parent)
+        (self.home / ".local" / "bin").mkdir(parents=True)
+        (self.home / ".local" / "bin" / "noteseek").symlink_to(
+            Path(sys.executable).parent / "noteseek"
+        )
+        node = shutil.which("node")
+        bin_dir = str(Path(node).parent) if node else "/usr/bin"
         keep = {k: v for k, v in os.environ.items() if not k.startswith(("NOTESEEK_", "XDG_"))}
         keep = {k: v for k, v in keep.items() if not k.startswith(("ANTHROPIC_", "CLAUDE"))}
         self.env = {
@@ -121,7 +127,7 @@ def test_the_plugin_loads_recalls_memory_and_captures_sessions(
         '[roots.notes]\npath = "notes"\n\n[embedding]\nenabled = false\n',
     )
     subprocess.run(["git", "init", "-q", str(project)], check=True)
-    noteseek = [sys.executable, "-m", "noteseek.interfaces.cli"]
+    noteseek = [str(cli.home / ".local" / "bin" / "noteseek")]
     remembered = "The staging deploy key rotates every Monday at 09:00."
     subprocess.run(
         [*noteseek, "memory", "add", "deploy-keys", remembered],
@@ -177,4 +183,4 @@ def test_the_plugin_loads_recalls_memory_and_captures_sessions(
     trace = debug.read_text(encoding="utf-8")
     assert "Registered 5 hooks from 1 plugins" in trace
     assert "Hook SessionStart:startup (SessionStart) success" in trace
-    assert "[noteseek hook session-end] completed with status 0" in trace
+    assert "/bin/noteseek hook session-end] completed with status 0" in trace

@@ -251,7 +251,8 @@ def test_the_claude_code_plugin_runs_noteseek_hooks(folder: Path) -> None:
     hooks = json.loads((PLUGIN / "hooks" / "hooks.json").read_text())["hooks"]
     assert set(hooks) == {"SessionStart", "UserPromptSubmit", "Stop", "PreCompact", "SessionEnd"}
     servers = json.loads((PLUGIN / manifest["mcpServers"]).read_text())["mcpServers"]
-    assert servers["noteseek"] == {"command": "noteseek", "args": ["mcp"]}
+    finder = "${CLAUDE_PLUGIN_ROOT}/bin/noteseek"  # finds noteseek wherever it was installed
+    assert servers["noteseek"] == {"command": finder, "args": ["mcp"]}
     market = json.loads((ROOT / ".claude-plugin" / "marketplace.json").read_text())
     assert (ROOT / market["plugins"][0]["source"]).resolve() == PLUGIN.resolve()
     # Every configured command, run as the agent runs it, with its event's payload.
@@ -260,7 +261,7 @@ def test_the_claude_code_plugin_runs_noteseek_hooks(folder: Path) -> None:
         for group in groups:
             for entry in group["hooks"]:
                 words = entry["command"].split()
-                assert words[:2] == ["noteseek", "hook"] and entry["timeout"] <= 60
+                assert words[:2] == [finder, "hook"] and entry["timeout"] <= 60
                 payload = {**common(folder, event), "prompt": "refresh tokens rotate"}
                 hook(words[2], payload, "--strict")  # --strict: captures in the foreground
     assert (
@@ -439,3 +440,33 @@ def test_the_recall_route_validates_its_prompt(folder: Path, tmp_path: Path) -> 
             assert answer.status_code == 400, (body, answer.text)
             assert "prompt" in answer.json()["error"]
         assert client.post("/memories/recall", json={"prompt": "thanks"}).json() == {"text": ""}
+
+
+FINDER = PLUGIN / "bin" / "noteseek"
+
+
+def _finder(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(FINDER), *args], env=env, capture_output=True, text=True, timeout=60, check=False
+    )
+
+
+def test_the_plugin_finds_noteseek_in_the_user_bin_folder(tmp_path: Path) -> None:
+    """Hooks run with a minimal PATH: a noteseek that uv or pipx put in ~/.local/bin is
+    found there."""
+    home = tmp_path / "home"
+    (home / ".local" / "bin").mkdir(parents=True)
+    installed = Path(sys.executable).parent / "noteseek"
+    (home / ".local" / "bin" / "noteseek").symlink_to(installed)
+    done = _finder(["--version"], {"HOME": str(home), "PATH": "/usr/bin:/bin"})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("noteseek ")
+
+
+def test_without_noteseek_a_hook_says_what_to_install_and_exits_0(tmp_path: Path) -> None:
+    env = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    hook = _finder(["hook", "prompt"], env)
+    assert hook.returncode == 0 and hook.stdout == ""
+    assert hook.stderr.count("\n") == 1 and "uv tool install noteseek" in hook.stderr
+    server = _finder(["mcp"], env)
+    assert server.returncode == 1 and "pipx install noteseek" in server.stderr
