@@ -7,6 +7,11 @@ is decided with array operations over each term's rows, and the score is FTS5's 
 (``store/bm25.py``, the formula the Milvus backend scores with too), phrases summed in FTS5's
 order. What it does not cover (prefixes) is left to FTS5 (:func:`supported`); a phrase of
 several words matches the rows FTS5 names (the postings keep no positions).
+
+Only rows that can reach the top k are ranked: of a whole-part array of scores, those at or
+above the k-th best of a sample (:func:`_contenders`), and a query with required clauses is
+scored over the rows of the rarest one only (``postings_topk.py``). Both give the top k that
+ranking every matching row gives, to the bit (``tests/test_keyword_topk.py``).
 """
 
 from __future__ import annotations
@@ -22,7 +27,9 @@ import numpy.typing as npt
 
 from noteseek.store import bm25
 from noteseek.store.bm25 import Floats
+from noteseek.store.sqlite import postings_topk
 from noteseek.store.sqlite.postings import FIELDS, TF_MAX, Ints, Mask, Postings
+from noteseek.store.sqlite.postings_topk import Scored, Shape
 from noteseek.types import FTS_FIELDS, Clause, KeywordQuery
 
 
@@ -99,7 +106,7 @@ def score(
         for clause in query.clauses
         if (all_required or clause.required) == required
     ]
-    found: list[Gains] = []
+    found: list[Scored] = []
     for clause, _ in ordered:
         for alt in clause.alternatives:
             if not alt:
@@ -118,49 +125,140 @@ def score(
         for alt in clause.alternatives
         if alt
     ]
-    n_required = sum(1 for _, required in ordered if required)
-    has_optional = n_required < len(ordered)
+    # Every row holding a phrase scores above 0 when each column searched weighs something.
+    positive = all(w[c] > 0 for c in cols)
+    shape = _shape(ordered, parts, excluded_postings, allowed, positive)
+    rowids = [part.postings.rows for part in parts]
+    fewer = postings_topk.top(rowids, found, shape) if CANDIDATES else None
+    if fewer is not None:
+        picked, scores = fewer
+        rows = [r[p] for r, p in zip(rowids, picked, strict=True)]
+        return top(np.concatenate(rows), np.concatenate(scores), limit)
+    return top(*exhaustive(rowids, found, shape, limit), limit)
+
+
+CANDIDATES = True
+"""Whether a query with required clauses is scored over the rows of the rarest one only
+(``postings_topk``); off, every row is (for comparing the two)."""
+
+
+def _shape(
+    ordered: list[tuple[Clause, bool]],
+    parts: Sequence[Part],
+    excluded_postings: list[list[tuple[npt.NDArray[np.int32], npt.NDArray[Any]]]],
+    allowed: Sequence[Mask | None],
+    positive: bool,
+) -> Shape:
+    """The query's clauses as numbers of its phrases (in FTS5's order, empty alternatives
+    left out) and, per part, the rows excluded and the rows a filter lets through."""
+    required: list[list[int]] = []
+    optional: list[list[int]] = []
+    i = 0
+    for clause, is_required in ordered:
+        numbers = []
+        for alt in clause.alternatives:
+            if alt:
+                numbers.append(i)
+                i += 1
+        (required if is_required else optional).append(numbers)
+    excluded: list[npt.NDArray[np.int32] | None] = []
+    for k in range(len(parts)):
+        held = [per_part[k][0] for per_part in excluded_postings]
+        excluded.append(np.concatenate(held) if held else None)
+    masks = [allowed[k] if k < len(allowed) else None for k in range(len(parts))]
+    return Shape(required, optional, excluded, masks, positive)
+
+
+def exhaustive(
+    rowids: Sequence[Ints], found: Sequence[Scored], shape: Shape, limit: int
+) -> tuple[Ints, Floats]:
+    """The matching rows (their rowids) and their scores, every row of the top ``limit``
+    among them: each part's rows holding a phrase summed into arrays, whole-part arrays when
+    the postings are many (``SPARSE``), of which only the rows that can reach the top k are
+    kept (:func:`_contenders`)."""
     out_rows: list[Ints] = []
     out_scores: list[Floats] = []
-    for k, part in enumerate(parts):
-        size = part.postings.size
-        rows_in: list[npt.NDArray[np.int32]] = []
-        gains: list[Floats] = []
-        required_rows: list[npt.NDArray[np.int32]] = []
-        optional_rows: list[npt.NDArray[np.int32]] = []
-        i = 0
-        for clause, required in ordered:
-            held: list[npt.NDArray[np.int32]] = []
-            for alt in clause.alternatives:
-                if not alt:
-                    continue
-                rows, gain = found[i][k]
-                rows_in.append(rows)
-                gains.append(gain)
-                held.append(rows)
-                i += 1
-            if len(held) > 1:  # rows holding any alternative, each once
-                held = [np.unique(np.concatenate(held))]
-            if held:
-                (required_rows if required else optional_rows).append(held[0])
-        excluded = [per_part[k][0] for per_part in excluded_postings]
-        mask = allowed[k] if k < len(allowed) else None
-        shape = (n_required, has_optional)
-        picked, scores = _matches(size, rows_in, gains, required_rows, optional_rows, shape)
-        if excluded:
-            keep = ~np.isin(picked, np.concatenate(excluded))
+    for k, rows_of in enumerate(rowids):
+        size = len(rows_of)
+        rows_in = [phrase.parts[k][0] for phrase in found]
+        gains = [phrase.parts[k][1] for phrase in found]
+        clause_rows: list[list[npt.NDArray[np.int32]]] = [[], []]
+        for n, clauses in enumerate((shape.required, shape.optional)):
+            for clause in clauses:
+                held = [rows_in[i] for i in clause]
+                if len(held) > 1:  # rows holding any alternative, each once
+                    held = [np.unique(np.concatenate(held))]
+                clause_rows[n].extend(held)
+        # A required clause with no words is counted, never held: nothing matches.
+        counts = (len(shape.required), bool(shape.optional))
+        excluded, mask = shape.excluded[k], shape.allowed[k]
+        if sum(len(r) for r in rows_in) * SPARSE >= size:
+            total = _sums(rows_in, gains, size)
+            # What decides the top k: a row's score where it matches and may be shown, less
+            # than every score elsewhere (where it does not: 0 when every matching row has a
+            # positive score, else -1).
+            if not shape.required and shape.positive:
+                filtered = excluded is not None or mask is not None
+                keyed, floor = (total.copy() if filtered else total), 0.0
+            else:
+                match = _match(clause_rows, counts, size)
+                keyed, floor = np.where(match, total, -1.0), -1.0
+            if excluded is not None:
+                keyed[excluded] = floor
+            if mask is not None:
+                keyed[~mask] = floor
+            picked = _contenders(keyed, floor, limit)
+            out_rows.append(rows_of[picked])
+            out_scores.append(total[picked])
+            continue
+        picked, scores = _matches(size, rows_in, gains, clause_rows[0], clause_rows[1], counts)
+        if excluded is not None:
+            keep = ~np.isin(picked, excluded)
             picked, scores = picked[keep], scores[keep]
         if mask is not None:
             keep = mask[picked]
             picked, scores = picked[keep], scores[keep]
-        out_rows.append(part.postings.rows[picked])
+        out_rows.append(rows_of[picked])
         out_scores.append(scores)
-    return top(np.concatenate(out_rows), np.concatenate(out_scores), limit)
+    return np.concatenate(out_rows), np.concatenate(out_scores)
 
 
 SPARSE = 8
 """Postings fewer than a part's rows / this are scored over the rows they hold, not over
 arrays as long as the part (of which most stay zero)."""
+SAMPLE = 16
+"""A whole-part array of scores is sampled at this many times the rows asked for (below:
+every matching row is kept)."""
+
+
+def _match(
+    clause_rows: list[list[npt.NDArray[np.int32]]], counts: tuple[int, bool], size: int
+) -> Mask:
+    """Over a whole part: the rows holding every required clause and, when there are others,
+    one of them."""
+    n_required, has_optional = counts
+    match = np.ones(size, dtype=bool)
+    if n_required:
+        match = _counts(clause_rows[0], size) == n_required
+    if has_optional:
+        match &= _counts(clause_rows[1], size) > 0
+    return match
+
+
+def _contenders(keyed: Floats, floor: float, limit: int) -> Ints:
+    """The rows (ascending) of a whole-part array of scores (``floor`` where a row is not a
+    match) that can be among its best ``limit``: those at or above the ``limit``-th best of an
+    evenly spaced sample, when the sample holds that many matches (a subset's ``limit``-th
+    best is at most the whole's, so no row below it can reach the top k, nor tie with it).
+    Partitioning the sample and a few hundred rows costs less than partitioning every match."""
+    step = len(keyed) // (SAMPLE * limit)
+    if step >= 2:
+        sample = keyed[::step]
+        n = int(np.count_nonzero(sample > floor))
+        if n >= limit:
+            least = float(np.partition(sample, len(sample) - limit)[len(sample) - limit])
+            return np.flatnonzero(keyed >= least)
+    return np.flatnonzero(keyed > floor)
 
 
 def _matches(
@@ -173,18 +271,10 @@ def _matches(
 ) -> tuple[Ints, Floats]:
     """The row numbers that match (every required clause and, when there are others, one of
     them) in ascending order, and their scores: each row's gains summed one after another in
-    the order given (FTS5's phrase order), the same sums whichever way they are counted."""
+    the order given (FTS5's phrase order), the same sums whichever way they are counted. Over
+    the rows the postings hold (few postings)."""
     n_required, has_optional = shape
     held = sum(len(r) for r in rows_in)
-    if held * SPARSE >= size:
-        total = _sums(rows_in, gains, size)
-        match = np.ones(size, dtype=bool)
-        if n_required:
-            match = _counts(required_rows, size) == n_required
-        if has_optional:
-            match &= _counts(optional_rows, size) > 0
-        picked = np.flatnonzero(match)
-        return picked, total[picked]
     if not held:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
     rows, at = np.unique(np.concatenate(rows_in), return_inverse=True)
@@ -204,51 +294,50 @@ def _counts_of(rows: npt.NDArray[np.int32], held: list[npt.NDArray[np.int32]]) -
     return np.bincount(np.searchsorted(rows, np.concatenate(held)), minlength=len(rows))
 
 
-Gains = list[tuple[npt.NDArray[np.int32], Floats]]
-"""Per part: the live rows holding a phrase, and what it adds to each row's score."""
-
-
 def _gains(
     parts: Sequence[Part],
     per_part: list[tuple[npt.NDArray[np.int32], npt.NDArray[Any]]],
     w: Floats,
     n_rows: int,
     avgdl: float,
-) -> Gains:
+) -> Scored:
+    """A phrase's gain in each live row holding it, per part."""
     idf = bm25.idf(n_rows, sum(len(rows) for rows, _ in per_part))
-    return [
+    out = [
         (rows, bm25.gains(idf, bm25.frequencies(tf, w), part.norm(avgdl)[rows]))
         for part, (rows, tf) in zip(parts, per_part, strict=True)
     ]
+    return Scored(out)
 
 
 class TermCache:
-    """Phrases' :data:`Gains` over one set of parts, the most recent kept, up to a number of
-    postings (a phrase most rows hold is the costly one to score again). Thread-safe."""
+    """Phrases scored over one set of parts (:class:`~.postings_topk.Scored`), the most recent
+    kept, up to a number of postings (a phrase most rows hold is the costly one to score
+    again). Thread-safe."""
 
     def __init__(self, max_postings: int) -> None:
         self.max_postings = max_postings
-        self._kept: OrderedDict[Hashable, Gains] = OrderedDict()
+        self._kept: OrderedDict[Hashable, Scored] = OrderedDict()
         self._size = 0
         self._lock = threading.Lock()
 
-    def get(self, key: Hashable) -> Gains | None:
+    def get(self, key: Hashable) -> Scored | None:
         with self._lock:
             found = self._kept.get(key)
             if found is not None:
                 self._kept.move_to_end(key)
             return found
 
-    def put(self, key: Hashable, gains: Gains) -> None:
-        size = sum(len(rows) for rows, _ in gains)
+    def put(self, key: Hashable, scored: Scored) -> None:
+        size = scored.held
         with self._lock:
             if size > self.max_postings or key in self._kept:
                 return
-            self._kept[key] = gains
+            self._kept[key] = scored
             self._size += size
             while self._size > self.max_postings:
                 _, old = self._kept.popitem(last=False)
-                self._size -= sum(len(rows) for rows, _ in old)
+                self._size -= old.held
 
 
 def _sums(rows: list[npt.NDArray[np.int32]], values: list[Floats], size: int) -> Floats:
@@ -346,7 +435,7 @@ def _phrase(
 ) -> list[tuple[npt.NDArray[np.int32], npt.NDArray[Any]]]:
     """Per part, the rows (of ``rowids``) holding a phrase and its estimated counts per
     field: each field's least count among its words, in the filtered fields only."""
-    rowids = np.asarray(rowids, dtype=np.int64)
+    rowids = np.unique(np.asarray(rowids, dtype=np.int64))  # ascending, as a term's rows
     out = []
     for part in parts:
         rows_of = part.postings.rows
