@@ -25,6 +25,10 @@ from noteseek.engine import (
 from tests.helpers import engine_for, project, write
 
 METHODS = {
+    "add_root": (
+        "(path, *, name=None, kind='files', progress=None, keyword_only=False, embed_progress=None)"
+    ),
+    "remove_root": "(name)",
     "analyzer": "()",
     "close": "()",
     "settle_vectors": "()",
