@@ -470,3 +470,45 @@ def test_without_noteseek_a_hook_says_what_to_install_and_exits_0(tmp_path: Path
     assert hook.stderr.count("\n") == 1 and "uv tool install noteseek" in hook.stderr
     server = _finder(["mcp"], env)
     assert server.returncode == 1 and "pipx install noteseek" in server.stderr
+
+
+def test_a_full_daily_log_runs_on_in_a_continuation(tmp_path: Path) -> None:
+    """Issue 44 R16: once the day's log reached the limit per file (4 x memory.max_bytes,
+    1 MiB by default), every capture that day failed and appends were refused. The log now
+    runs on in ``memory/YYYY-MM-DD-2.md``, a daily log too."""
+    import datetime as dt
+
+    from tests.helpers import run_cli
+
+    notes = tmp_path / "notes"
+    write(notes / "readme.md", "# Project\n\nThe installer is built by the release workflow.\n")
+    folder = project(tmp_path, {"notes": notes}, NO_EMBEDDING + "[memory]\nmax_bytes = 1024\n")
+    daily = tmp_path / ".memories" / "memory"
+    today = dt.date.today().isoformat()
+    entries = "".join(
+        f"\n## 09:{i:02d} Note {i}\n\nRoutine note number {i} about the build queue.\n"
+        for i in range(70)
+    )
+    full = write(daily / f"{today}.md", f"# {today}\n{entries}"[:4069] + "\n")
+    before = full.read_text()
+    assert len(before.encode()) == 4070
+
+    added = run_cli(["memory", "append", "The zebra crossing sensor was replaced."], folder)
+    assert "memory/" in added.stdout + added.stderr
+    assert full.read_text() == before  # the full file is left as it is
+    more = daily / f"{today}-2.md"
+    assert "zebra crossing sensor" in more.read_text()
+    again = run_cli(["memory", "append", "The zebra crossing sensor was replaced."], folder)
+    assert "already has this entry" in again.stdout + again.stderr
+    assert more.read_text().count("zebra crossing") == 1
+    found = run_cli(["memory", "search", "zebra crossing sensor", "--json"], folder)
+    assert f"memory/{today}-2" in found.stdout  # recognised and indexed as a daily log
+
+    path = transcript(folder / "transcripts" / "s1.jsonl", SESSION_ONE[:2])
+    stop = {**common(folder, "Stop", "s1"), "transcript_path": str(path), "stop_hook_active": False}
+    hook("stop", stop, "--wait", "--strict")
+    assert "Session `s1`" in more.read_text() and full.read_text() == before
+    transcript(path, SESSION_ONE)
+    hook("session-end", {**stop, "hook_event_name": "SessionEnd", "reason": "exit"}, "--wait")
+    logs = "".join(p.read_text() for p in sorted(daily.glob("*.md")))
+    assert logs.count("Session `s1`") == 1 and "· 4 turns ·" in logs

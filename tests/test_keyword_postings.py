@@ -26,7 +26,7 @@ from noteseek.store.sqlite.postings_file import NAME
 from noteseek.store.sqlite.postings_state import PostingsState
 from noteseek.types import Clause, Filters, KeywordQuery
 from tests.conftest import shared
-from tests.helpers import engine_for, project, write
+from tests.helpers import engine_for, project, run_cli, write
 
 pytestmark = pytest.mark.filterwarnings("ignore::ResourceWarning")
 
@@ -415,3 +415,45 @@ def test_a_foreign_postings_file_is_saved_again_by_a_run_that_changes_nothing(
     assert not store._postings_current()
     engine.index()
     assert store._postings_current()
+
+
+def test_changed_bytes_in_the_postings_file_are_reported_and_not_searched(
+    docs: tuple[Engine, Path],
+) -> None:
+    """Issue 44 R12: bytes changed inside keyword-postings.bin reordered keyword results
+    (exit 0) and ``status --check`` stayed clean. Its checksum now fails: searches keep to
+    FTS5 (the same ranking), the check reports it, and the next index run saves it again."""
+    engine, tree = docs
+    folder = tree.parent
+    env = {"NOTESEEK_SEARCH__RECENCY": "off", "NOTESEEK_EMBEDDING__ENABLED": "false"}
+    search = ["search", "front matter", "--mode", "keyword", "--top-k", "20", "--json"]
+
+    def results() -> list[tuple[str, float]]:
+        found = json.loads(run_cli(search, folder, env).stdout)["results"]
+        return [(r["path"], round(float(r["score"]), 6)) for r in found]
+
+    before = results()
+    assert before
+    sound = json.loads(run_cli(["status", "--check", "--json"], folder, env).stdout)
+    assert sound["check"]["found"] is None, sound["check"]
+    saved = engine._state.index_dir / NAME
+    size = saved.stat().st_size
+    with saved.open("r+b") as f:
+        f.seek(size // 2)
+        middle = f.read(64)
+        f.seek(size // 2)
+        f.write(bytes(b ^ 0x5A for b in middle))
+    store: Any = engine.store
+    query = parse_query("front matter", engine._state.values.analyzer())
+    assert store._postings("chunks", query, Filters()) is None  # not searched: FTS5 answers
+    assert results() == before
+    checked = json.loads(run_cli(["status", "--check", "--json"], folder, env).stdout)
+    assert "keyword-postings.bin" in (checked["check"]["found"] or ""), checked["check"]
+    assert checked["damaged"] is None  # the index itself is sound: no rebuild is asked for
+    text = run_cli(["status", "--check"], folder, env).stdout
+    assert "checksum does not match" in text and ": sound" not in text, text
+    engine.index()  # a run that changes nothing saves them again
+    assert store._postings("chunks", query, Filters()) is not None
+    assert results() == before
+    again = json.loads(run_cli(["status", "--check", "--json"], folder, env).stdout)
+    assert again["check"]["found"] is None, again["check"]

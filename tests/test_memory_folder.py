@@ -371,14 +371,17 @@ def test_huge_bodies_are_refused_and_leave_nothing(folder: Path) -> None:
 
 
 def test_a_log_cannot_grow_past_four_times_max_bytes(folder: Path) -> None:
+    """A full daily log runs on in a continuation (issue 44 R16); an update is refused."""
     mem = MemoryFolder(folder, max_bytes=100, clock=lambda: NOW)
     for i in range(4):
         mem.append(f"{i} " + "w" * 70)
     path = folder / f"{TODAY}.md"
     before = path.read_bytes()
-    with pytest.raises(TooLarge, match="past the limit of 400 bytes per file"):
-        mem.append("5 " + "w" * 70)
+    done = mem.append("5 " + "w" * 70)
+    assert done.created and done.name == f"{TODAY}-2"
     assert path.read_bytes() == before
+    assert "5 www" in (folder / f"{TODAY}-2.md").read_text()
+    assert not mem.append("5 " + "w" * 70).created  # found in the continuation: not twice
     with pytest.raises(TooLarge, match="400 bytes"):
         mem.update(TODAY, append_text="m" * (400 - len(before)))  # plus "\n\n" is too much
     assert path.read_bytes() == before

@@ -7,6 +7,7 @@ other ``test_http*`` modules.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -19,6 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
+import pytest
 
 from noteseek.indexing.lock import WriterLock
 from tests.conftest import EXAMPLE_VAULT
@@ -288,3 +290,47 @@ def test_cors_is_off_by_default_and_follows_the_allow_list(vault: Path, tmp_path
             "/query_documents", json={"query": "redis"}, headers={"Origin": "https://evil.test"}
         )
         assert other.status_code == 403
+
+
+def own_ipv4_address() -> str | None:
+    """A non-loopback IPv4 address of this machine's interfaces, or None if it has none."""
+    import ipaddress
+    import socket
+
+    found = set()
+    with contextlib.suppress(OSError):
+        for info in socket.getaddrinfo(socket.gethostname(), None, socket.AF_INET):
+            found.add(str(info[4][0]))
+    with contextlib.suppress(OSError), socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        probe.connect(("192.0.2.1", 9))  # UDP: nothing is sent; the route picks the address
+        found.add(probe.getsockname()[0])
+    own = sorted(a for a in found if not ipaddress.ip_address(a).is_loopback)
+    return own[0] if own else None
+
+
+def test_listening_on_every_interface_accepts_the_machines_own_addresses(
+    vault: Path, tmp_path: Path
+) -> None:
+    """Issue 44 R11: Host set to one of this machine's addresses is accepted (it was 421)."""
+    folder = vault_project(tmp_path, vault)
+    env = serve_env(folder / "home", NOTESEEK_SERVE__TOKEN=TOKEN)
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    with serving(folder, "--host", "0.0.0.0", env=env) as server:
+        port = server.url.rsplit(":", 1)[1]
+        server.url = f"http://127.0.0.1:{port}"
+        with server.client(headers=auth) as client:
+            # DNS rebinding protection holds: foreign names and addresses are still refused.
+            for foreign in ("attacker.example", "203.0.113.9", "0.0.0.0"):
+                refused = client.get("/status", headers={"Host": f"{foreign}:{port}"})
+                assert refused.status_code == 421, (foreign, refused.text)
+            assert client.get("/status", headers={"Host": f"localhost:{port}"}).status_code == 200
+        own = own_ipv4_address()
+        if own is None:
+            pytest.skip("this machine has no non-loopback IPv4 address")
+        server.url = f"http://{own}:{port}"  # a real request to that address: Host is it
+        with server.client(headers=auth) as client:
+            response = client.get("/status")
+            assert response.status_code == 200, response.text
+            # Its pages are this server's own: the Origin check agrees with the Host check.
+            same = client.get("/status", headers={"Origin": f"http://{own}:{port}"})
+            assert same.status_code == 200, same.text

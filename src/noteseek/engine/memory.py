@@ -26,7 +26,12 @@ from noteseek.sources.memory import MEMORY_KIND, writer
 from noteseek.sources.memory.folder import MemoryFolder, WriteResult
 from noteseek.sources.memory.format import daily_name, memory_kind
 from noteseek.sources.memory.record import MemoryFields, fields_match, memory_fields
-from noteseek.sources.memory.sessions import SessionEntry, recorded_turns, upsert
+from noteseek.sources.memory.sessions import (
+    SessionEntry,
+    recorded_turns,
+    upsert,
+    without_entry,
+)
 from noteseek.store.rows import FileRow
 
 if TYPE_CHECKING:  # the summarisers (numpy, httpx, the parsers) load with a flush
@@ -150,17 +155,15 @@ class Memories:
         root, folder = self._target()
         now = when.astimezone() if when is not None else dt.datetime.now().astimezone()
         yesterday, today = now.date() - dt.timedelta(days=1), now.date()
-
-        def there(old: str | None) -> str | None:
-            if old is None or f"\n{entry.marker}" not in old:
-                return None
-            return upsert(old, entry, f"# {yesterday.isoformat()}")
-
-        result = folder.edit_daily(yesterday, there)
-        if not result.created and not _has_session(folder, yesterday, entry):
-            result = folder.edit_daily(
-                today, lambda old: upsert(old, entry, f"# {today.isoformat()}")
-            )
+        day = yesterday if _has_session(folder, yesterday, entry) else today
+        # A full log runs on in a continuation file: the entry is brought up to date in the
+        # file that holds it, or moves to the day's last file (or a new one) with room for it.
+        result = folder.edit_daily(
+            day,
+            lambda old: upsert(old, entry, f"# {day.isoformat()}"),
+            holds=lambda log: f"\n{entry.marker}" in log,
+            leave=lambda log: without_entry(log, entry.session_id),
+        )
         return self._indexed(root, result, changed=result.created)
 
     def session_turns(self, session_id: str, *, when: dt.datetime | None = None) -> int | None:
@@ -169,10 +172,10 @@ class Memories:
         folder = self.memory_folder()
         now = when.astimezone() if when is not None else dt.datetime.now().astimezone()
         for day in (now.date(), now.date() - dt.timedelta(days=1)):
-            log = _daily_log(folder, day)
-            turns = None if log is None else recorded_turns(log, session_id)
-            if turns is not None:
-                return turns
+            found = [recorded_turns(log, session_id) for log in _daily_logs(folder, day)]
+            turns = [t for t in found if t is not None]
+            if turns:
+                return max(turns)
         return None
 
     def update(self, name: str, **fields: Any) -> Written:
@@ -440,15 +443,22 @@ def _name(path: str) -> str:
     return path[:-3] if path.endswith(".md") else path
 
 
-def _daily_log(folder: MemoryFolder, day: dt.date) -> str | None:
-    """The text of the daily log of ``day`` (None when there is none)."""
-    try:
-        return (folder.path / f"{daily_name(day)}.md").read_text("utf-8", "replace")
-    except OSError:
-        return None
+def _daily_logs(folder: MemoryFolder, day: dt.date) -> list[str]:
+    """The texts of the daily log of ``day``: its file and its continuations (``-2``, ``-3``:
+    :meth:`MemoryFolder.edit_daily`), as far as they run without a gap."""
+    texts = []
+    first = daily_name(day)
+    n = 1
+    while True:
+        name = first if n == 1 else f"{first}-{n}"
+        try:
+            texts.append((folder.path / f"{name}.md").read_text("utf-8", "replace"))
+        except OSError:
+            if n > 1:
+                return texts
+        n += 1
 
 
 def _has_session(folder: MemoryFolder, day: dt.date, entry: SessionEntry) -> bool:
-    """Whether the daily log of ``day`` holds the session's entry (unchanged by a write)."""
-    log = _daily_log(folder, day)
-    return log is not None and f"\n{entry.marker}" in log
+    """Whether the daily log of ``day`` (any of its files) holds the session's entry."""
+    return any(f"\n{entry.marker}" in log for log in _daily_logs(folder, day))

@@ -221,7 +221,8 @@ def status(
     checked = data.get("check")
     if checked:
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(checked["at"]))
-        out.print(f"checked through {when} in {checked['seconds']:.1f} s: sound")
+        verdict = "sound" if checked.get("found") is None else escape(str(checked["found"]))
+        out.print(f"checked through {when} in {checked['seconds']:.1f} s: {verdict}")
     elif data["exists"]:
         out.print("[dim]not checked through yet (noteseek status --check)[/]")
     run = data.get("last_run")

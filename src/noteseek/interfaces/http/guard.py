@@ -13,7 +13,7 @@ import hmac
 import ipaddress
 import socket
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Container, Mapping
 from urllib.parse import urlsplit
 
 from fastapi import Depends, Request
@@ -105,12 +105,53 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def allowed_host_names(host: str, extra: list[str]) -> set[str] | None:
+def is_local_address(name: str) -> bool:
+    """Whether ``name`` is an IP address of one of this machine's interfaces, now: a socket can
+    be bound to it (interfaces come and go; an address given by DHCP after start-up counts).
+
+    The unspecified (``0.0.0.0``, ``::``), multicast and broadcast addresses are not.
+    """
+    try:
+        address = ipaddress.ip_address(name.strip("[]"))
+    except ValueError:
+        return False
+    if address.is_unspecified or address.is_multicast or str(address) == "255.255.255.255":
+        return False
+    family = socket.AF_INET6 if address.version == 6 else socket.AF_INET
+    try:
+        with socket.socket(family, socket.SOCK_DGRAM) as probe:
+            probe.bind((str(address), 0))
+    except OSError:
+        return False
+    return True
+
+
+class HostNames:
+    """The Host names a server accepts: fixed names (lower case, without port) and, listening on
+    every interface, any address of this machine's interfaces (:func:`is_local_address`).
+
+    An IP address in a Host header is no DNS rebinding: a rebinding page's Host is the
+    attacker's name, which stays refused.
+    """
+
+    def __init__(self, names: set[str], local_addresses: bool = False) -> None:
+        self.names = names
+        self.local_addresses = local_addresses
+
+    def __contains__(self, name: object) -> bool:
+        if not isinstance(name, str):
+            return False
+        name = name.lower()
+        return name in self.names or (self.local_addresses and is_local_address(name))
+
+
+def allowed_host_names(host: str, extra: list[str]) -> HostNames | None:
     """Host header names to accept (lower case, without port); None accepts any."""
     if "*" in extra:
         return None
     names = set(LOOPBACK_NAMES)
-    if host in WILDCARD_HOSTS:
+    wildcard = host in WILDCARD_HOSTS
+    if wildcard:
         # Listening on every interface: this machine's own names and addresses.
         for name in {socket.gethostname(), socket.getfqdn()}:
             names.add(name)
@@ -119,7 +160,7 @@ def allowed_host_names(host: str, extra: list[str]) -> set[str] | None:
     else:
         names.add(host.strip("[]"))
     names.update(e.strip("[]") for e in extra)
-    return {n.lower() for n in names if n}
+    return HostNames({n.lower() for n in names if n}, local_addresses=wildcard)
 
 
 def _host_name(value: str) -> str:
@@ -150,7 +191,7 @@ def _host_port(value: str, scheme: str) -> int | None:
     return int(digits)
 
 
-def same_server(origin: str, host: str, scheme: str, names: set[str] | None) -> bool:
+def same_server(origin: str, host: str, scheme: str, names: Container[str] | None) -> bool:
     """Whether a page at ``origin`` is this server's own: http(s), a name of this server (the
     Host's name when any is accepted) and the port the request came to.
 
@@ -176,7 +217,7 @@ class HostGuard:
     in ``serve.cors_origins``. One rule for the API, the page and ``/mcp``.
     """
 
-    def __init__(self, app: ASGIApp, names: set[str] | None, cors_origins: list[str]) -> None:
+    def __init__(self, app: ASGIApp, names: Container[str] | None, cors_origins: list[str]) -> None:
         self.app = app
         self.names = names
         self.cors = set(cors_origins)

@@ -81,6 +81,18 @@ class _Held:
     changed: list[str] = field(default_factory=list)
 
 
+@dataclass
+class _DailyPart:
+    """One file of a day's log: its name, its text (None: no file yet, or ``full``: grown past
+    the limit by hand, never rewritten), and its paths as named and real."""
+
+    name: str
+    text: str | None
+    full: bool
+    apparent: str
+    real: str
+
+
 class MemoryFolder(FolderFiles):
     """An agent memory folder (``MEMORY.md``, ``memory/YYYY-MM-DD.md``, named memories,
     ``.trash/``), written and read as plain files.
@@ -175,31 +187,90 @@ class MemoryFolder(FolderFiles):
             log += "" if log.endswith("\n") or not log else "\n"
             return log + f"\n{header}\n\n{entry_text}\n"
 
-        done = self.edit_daily(moment.date(), add)
+        done = self.edit_daily(moment.date(), add, holds=lambda log: fmt.has_entry(log, entry_text))
         if not done.created:
             return dataclasses.replace(
                 done, message=f"{done.name} already has this entry; nothing written"
             )
         return dataclasses.replace(done, message=f"appended an entry to {done.name}")
 
-    def edit_daily(self, day: dt.date, edit: Callable[[str | None], str | None]) -> WriteResult:
+    def edit_daily(
+        self,
+        day: dt.date,
+        edit: Callable[[str | None], str | None],
+        *,
+        holds: Callable[[str], bool] | None = None,
+        leave: Callable[[str], str | None] | None = None,
+    ) -> WriteResult:
         """Read, change and write the daily log of ``day`` under the folder's lock: ``edit``
         gets its text (None when there is no log yet) and returns the new text, or None to
-        leave it as it is. Bytes that are not UTF-8 come back as they were."""
-        name = fmt.daily_name(day)
+        leave it as it is. Bytes that are not UTF-8 come back as they were.
+
+        A day's log runs on in continuation files (``memory/YYYY-MM-DD-2``, ``-3``...) once a
+        file would pass the limit per file: ``edit`` gets the last file that ``holds`` its
+        text (an entry to bring up to date where it is), else the day's last file; when the
+        result would be too large there, it gets the day's last file (if another) and then a
+        new continuation (None). Text that moved out of a file that held it is taken out of it
+        by ``leave`` (None: kept)."""
+        first = fmt.daily_name(day)
         with self._writing() as held:
-            apparent, real = self._resolve(held.base, name)
-            old = None
-            if os.path.lexists(apparent):
-                old = self._read_file(real, name)[0].decode("utf-8", "surrogateescape")
-            new = edit(old)
-            if new is None or new == old:
-                return WriteResult(
-                    name, Path(apparent), False, None, f"{name} is unchanged", changed=False
-                )
-            held.changed.append(name)
-            self._write(real, new.encode("utf-8", "surrogateescape"), name)
-        return WriteResult(name, Path(apparent), True, None, f"wrote {name}")
+            parts = self._daily_parts(held.base, first)
+            target = parts[-1]
+            if holds is not None:
+                holding = [p for p in parts if p.text is not None and holds(p.text)]
+                target = holding[-1] if holding else target
+            tries = [target] if target is parts[-1] else [target, parts[-1]]
+            following = f"{first}-{len(parts) + 1}"
+            # A name through a symbolic link out of the folder is refused here.
+            tries.append(_DailyPart(following, None, False, *self._resolve(held.base, following)))
+            for part in tries:
+                if part.full:
+                    continue
+                new = edit(part.text)
+                if new is None or new == part.text:
+                    return WriteResult(
+                        part.name,
+                        Path(part.apparent),
+                        False,
+                        None,
+                        f"{part.name} is unchanged",
+                        changed=False,
+                    )
+                data = new.encode("utf-8", "surrogateescape")
+                if len(data) > self.max_file_bytes and part is not tries[-1]:
+                    continue  # too large here: on to the day's last file, or a new one
+                held.changed.append(part.name)
+                self._write(part.real, data, part.name)
+                if part is not target and target.text is not None and leave is not None:
+                    rest = leave(target.text)
+                    if rest is not None and rest != target.text:
+                        held.changed.append(target.name)
+                        self._write(
+                            target.real, rest.encode("utf-8", "surrogateescape"), target.name
+                        )
+                return WriteResult(part.name, Path(part.apparent), True, None, f"wrote {part.name}")
+        raise AssertionError("unreachable: the last try writes or raises")
+
+    def _daily_parts(self, base: str, first: str) -> builtins.list[_DailyPart]:
+        """The files of a day's log: ``first`` (its text None when there is none yet), then
+        its continuations ``first-2``, ``first-3``... as far as they run without a gap."""
+        parts: builtins.list[_DailyPart] = []
+        n = 1
+        while True:
+            name = first if n == 1 else f"{first}-{n}"
+            apparent, real = self._resolve(base, name)
+            if not os.path.lexists(apparent):
+                if n == 1:
+                    parts.append(_DailyPart(name, None, False, apparent, real))
+                    n += 1
+                    continue
+                return parts
+            try:
+                text = self._read_file(real, name)[0].decode("utf-8", "surrogateescape")
+                parts.append(_DailyPart(name, text, False, apparent, real))
+            except fmt.TooLarge:  # grown past the limit by hand: full, never rewritten
+                parts.append(_DailyPart(name, None, True, apparent, real))
+            n += 1
 
     def update(
         self,

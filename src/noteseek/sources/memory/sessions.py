@@ -106,6 +106,17 @@ def upsert(log: str | None, entry: SessionEntry, day_heading: str) -> str | None
     return log[:start] + new + log[end:]
 
 
+def without_entry(log: str, session_id: str) -> str | None:
+    """``log`` less the session's entry (moved to a continuation of the day's log that had
+    room for it); None when it has none."""
+    found = _section(log, session_marker(session_id))
+    if found is None:
+        return None
+    start, end = found
+    head, tail = log[:start], log[end:].lstrip("\n")
+    return head + tail if tail else head.rstrip("\n") + "\n"
+
+
 def _section(log: str, marker: str) -> tuple[int, int] | None:
     """Where the ``## `` section holding the line that starts with ``marker`` begins and ends
     (the next ``## `` heading, or the end of the log)."""

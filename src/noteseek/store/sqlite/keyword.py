@@ -11,6 +11,7 @@ the postings kept in step with the index by ``postings_state.py``).
 from __future__ import annotations
 
 import sqlite3
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -69,15 +70,30 @@ class SQLiteKeywordIndex(SQLiteCore):
         """Whether the saved postings hold every keyword change: the keyword log (the changes
         since they were saved) is empty and the file is this index's, by its header. Asked
         before anything loads them: an index run that changed nothing (most re-indexes) needs
-        neither their arrays nor numpy. A file whose header is sound but whose arrays are
-        damaged is replaced by the next run that changes something; searches ignore it
-        meanwhile (``postings_file.load``)."""
+        neither their arrays nor numpy. A file whose checksum fails is not current: searches
+        ignore it (``postings_file.load``) and this run saves it again."""
         from noteseek.store.sqlite import postings_file
 
         if self._conn.execute("SELECT 1 FROM keyword_log LIMIT 1").fetchone() is not None:
             return False
-        saved = postings_file.header(self._postings_folder / postings_file.NAME)
-        return saved is not None and postings_file.current(self._conn, saved)
+        path = self._postings_folder / postings_file.NAME
+        saved = postings_file.header(path)
+        return (
+            saved is not None
+            and postings_file.current(self._conn, saved)
+            and postings_file.damage(path) is None
+        )
+
+    def verify(self, stop: threading.Event | None = None) -> str | None:
+        """The whole file's check (:meth:`SQLiteCore.verify`), then the saved keyword
+        postings' checksum: their damage is reported, not recorded as the index's (searches
+        keep to FTS5 meanwhile, and the next index run saves them again)."""
+        found = super().verify(stop)
+        if found is not None or (stop is not None and stop.is_set()):
+            return found
+        from noteseek.store.sqlite import postings_file
+
+        return postings_file.damage(self._postings_folder / postings_file.NAME)
 
     def _postings(self, table: str, query: KeywordQuery, filters: Filters) -> Searchable | None:
         """The saved keyword postings to answer ``query`` with, or None (FTS5 answers)."""

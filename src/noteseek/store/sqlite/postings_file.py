@@ -2,8 +2,11 @@
 
 Layout: 8 bytes of header length, a JSON header (format, what the postings were built from,
 each array's table, name, dtype, shape and offset), then the arrays, each at an offset that is
-a multiple of 64. A writer writes a new file under a temporary name and renames it over the
-old one, so a process that has the old file open keeps reading it whole.
+a multiple of 64. The header's ``checksum`` is the CRC-32 of the header without it and of every
+byte after it: a file whose bytes changed is not searched (FTS5 answers, ranking the same) and
+``noteseek status --check`` reports it (:func:`damage`). A writer writes a new file under a
+temporary name and renames it over the old one, so a process that has the old file open keeps
+reading it whole.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import contextlib
 import json
 import os
 import sqlite3
+import zlib
 from dataclasses import fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,9 +28,12 @@ if TYPE_CHECKING:
 
     from noteseek.store.sqlite.postings import Postings
 
-FORMAT = 1
+FORMAT = 2
+"""2: the header holds a checksum (files of format 1 are ignored, and saved again)."""
 NAME = "keyword-postings.bin"
 ALIGN = 64
+READ_PIECE = 4 * 1024 * 1024
+"""Bytes read at a time to compute a file's checksum."""
 
 
 def save(path: Path, tables: dict[str, Postings], header: dict[str, Any]) -> None:
@@ -53,7 +60,15 @@ def save(path: Path, tables: dict[str, Postings], header: dict[str, Any]) -> Non
                 }
             )
             offset += array.nbytes
-    head = json.dumps({**header, "format": FORMAT, "arrays": described}).encode("utf-8")
+    described_header = {**header, "format": FORMAT, "arrays": described}
+    crc = zlib.crc32(json.dumps(described_header).encode("utf-8"))
+    written = 0
+    for table, name, at in entries:
+        crc = zlib.crc32(bytes(at - written), crc)  # the padding, read back as zeros
+        data = np.ascontiguousarray(getattr(tables[table], name)).data
+        crc = zlib.crc32(data, crc)
+        written = at + data.nbytes
+    head = json.dumps({**described_header, "checksum": crc}).encode("utf-8")
     start = -(-(8 + len(head)) // ALIGN) * ALIGN
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
@@ -72,8 +87,8 @@ def save(path: Path, tables: dict[str, Postings], header: dict[str, Any]) -> Non
 
 
 def load(path: Path) -> tuple[dict[str, Any], dict[str, Postings]] | None:
-    """The header and tables of a saved file; None when it is missing, unreadable or of
-    another format (the caller then keeps to FTS5).
+    """The header and tables of a saved file; None when it is missing, unreadable, of
+    another format or damaged (its checksum fails: the caller then keeps to FTS5).
 
     The per-row and per-term arrays (a few MB) are read into memory; the postings themselves
     stay in the file and are read term by term (:class:`FileRows`). Not memory-mapped: a file
@@ -93,6 +108,8 @@ def load(path: Path) -> tuple[dict[str, Any], dict[str, Postings]] | None:
             return None
         header, length = found
         start = -(-(8 + length) // ALIGN) * ALIGN
+        if not _sound(reader, header, start, size):
+            return None
         arrays: dict[str, dict[str, Any]] = {}
         for entry in header["arrays"]:
             dtype = np.dtype(entry["dtype"])
@@ -127,6 +144,49 @@ def header(path: Path) -> dict[str, Any] | None:
     except (OSError, ValueError, UnicodeDecodeError):
         return None
     return None if found is None else found[0]
+
+
+def damage(path: Path) -> str | None:
+    """What is wrong with the saved file at ``path``, or None: sound, missing, or of another
+    format (the writer saves it again)."""
+    reader = _File.open(path)
+    if reader is None:
+        return None
+    problem = f"the saved keyword postings ({NAME}) are damaged"
+    try:
+        size = os.fstat(reader.fd).st_size
+        found = _header(reader, size)
+        if found is None:
+            with contextlib.suppress(OSError, ValueError, UnicodeDecodeError, OverflowError):
+                head = json.loads(reader.read(8, int.from_bytes(reader.read(0, 8), "little")))
+                if isinstance(head, dict) and head.get("format") != FORMAT:
+                    return None  # another version's file, not damage
+            return f"{problem}: the header cannot be read"
+        header, length = found
+        start = -(-(8 + length) // ALIGN) * ALIGN
+        if not _sound(reader, header, start, size):
+            return (
+                f"{problem}: the checksum does not match; keyword searches use FTS5 (the "
+                "same ranking) until the next index run saves them again"
+            )
+    except (OSError, ValueError, UnicodeDecodeError) as exc:
+        return f"{problem}: {exc}"
+    return None
+
+
+def _sound(reader: _File, header: dict[str, Any], start: int, size: int) -> bool:
+    """Whether the file's bytes are those it was saved with (its header's checksum)."""
+    expected = header.get("checksum")
+    if not isinstance(expected, int):
+        return False
+    rest = {k: v for k, v in header.items() if k != "checksum"}
+    crc = zlib.crc32(json.dumps(rest).encode("utf-8"))
+    at = start
+    while at < size:
+        piece = reader.read(at, min(READ_PIECE, size - at))
+        crc = zlib.crc32(piece, crc)
+        at += len(piece)
+    return crc == expected
 
 
 def _header(reader: _File, size: int) -> tuple[dict[str, Any], int] | None:
