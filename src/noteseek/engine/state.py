@@ -25,7 +25,7 @@ from noteseek.engine.values import IndexValues
 from noteseek.sources.base import Source, SourceContext
 from noteseek.store import folder as index_folder
 from noteseek.store.base import Store
-from noteseek.store.errors import StoreError
+from noteseek.store.errors import IndexCorrupt, StoreError
 from noteseek.store.factory import Backend, backend_for, damage, index_file
 from noteseek.types import KEYWORD_ONLY_NOTE as KEYWORD_ONLY_NOTE
 
@@ -177,7 +177,10 @@ class IndexState:
         """The configured embedder, loaded on first use and shared by every state of this
         process with the same embedding settings (raises EmbeddingError)."""
         if self._embedder is None:
-            self.model_id  # noqa: B018 (an existing index's model first: see model_choice)
+            # A damaged index cannot name its model: the configured one is used, so work on
+            # the files (a session's capture, issue 44 R10) goes on while the index is a loss.
+            with contextlib.suppress(IndexCorrupt):
+                self.model_id  # noqa: B018 (an existing index's model first: see model_choice)
             self._embedder = acquire_embedder(self.settings.embedding)
         return self._embedder
 

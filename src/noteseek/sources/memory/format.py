@@ -308,11 +308,33 @@ class _Dumper(yaml.SafeDumper):
         return isinstance(data, dt.date) or bool(super().ignore_aliases(data))
 
 
+# YAML's plain timestamp form (the implicit resolver's pattern): only such text can be written
+# without a ``!!timestamp`` tag and still read back as a timestamp.
+_PLAIN_TIMESTAMP_RE = re.compile(
+    r"[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}(?:[Tt]|[ \t]+)[0-9]{1,2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]*)?"
+    r"(?:[ \t]*(?:Z|[-+][0-9]{1,2}(?::[0-9]{2})?))?"
+)
+
+
 def _represent_datetime(dumper: yaml.SafeDumper, value: dt.datetime) -> yaml.Node:
-    return dumper.represent_scalar("tag:yaml.org,2002:timestamp", value.isoformat())
+    """A plain ISO 8601 timestamp, never a tagged one (issue 44, R15): an offset with seconds
+    (a historical local mean time) is not YAML's timestamp form, so such a time is written in
+    UTC; anything still outside the form is written as a string."""
+    text = value.isoformat()
+    if not _PLAIN_TIMESTAMP_RE.fullmatch(text) and value.utcoffset() is not None:
+        text = value.astimezone(dt.UTC).isoformat()
+    if _PLAIN_TIMESTAMP_RE.fullmatch(text):
+        return dumper.represent_scalar("tag:yaml.org,2002:timestamp", text)
+    return dumper.represent_str(text)
+
+
+def _represent_mapping(dumper: yaml.SafeDumper, value: dict[Any, Any]) -> yaml.Node:
+    """Mappings in block style, nested ones too (lists of plain values stay ``[a, b]``)."""
+    return dumper.represent_mapping("tag:yaml.org,2002:map", value, flow_style=False)
 
 
 _Dumper.add_representer(dt.datetime, _represent_datetime)
+_Dumper.add_representer(dict, _represent_mapping)
 
 
 @dataclass(frozen=True, slots=True)
