@@ -22,7 +22,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from noteseek.store.milvus.errors import MilvusUnavailable, milvus_errors, reason_of, unavailable
+from noteseek.store.milvus.errors import (
+    MilvusUnavailable,
+    grpc_code,
+    milvus_errors,
+    reason_of,
+    unavailable,
+)
 
 T = TypeVar("T")
 
@@ -75,13 +81,7 @@ class MissingCapability(MilvusUnavailable):
 def refused(exc: BaseException) -> bool:
     """Whether ``exc`` is the server saying it does not offer what was asked (a gRPC
     UNIMPLEMENTED, or a Milvus error worded so), rather than being unreachable or broken."""
-    code = getattr(exc, "code", None)
-    if callable(code):
-        try:
-            code = code()
-        except Exception:  # a code that cannot be read is no refusal
-            code = None
-    if getattr(code, "name", None) == "UNIMPLEMENTED":
+    if grpc_code(exc) == "UNIMPLEMENTED":
         return True
     return bool(REFUSED.search(reason_of(exc)))
 

@@ -139,7 +139,7 @@ class MilvusCatalog(MilvusCore):
             stats = self._stats()
             fid = file_id if file_id is not None else self._new_ids(1)
             first = self._new_ids(len(prepared.chunks) + 1)
-            avg_file, avg_chunk = self._averages(stats)
+            avg_file, avg_chunk = rows.averages(stats, self.bm25)
             file = rows.file_row(prepared, indexed_at, fid, first, str(root["kind"]), avg_file)
             chunks = rows.chunk_rows(prepared, file, first + 1, avg_chunk)
             for row in (file, *chunks):

@@ -28,11 +28,11 @@ import json
 import secrets
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from noteseek.store.base import ChangeToken
 from noteseek.store.milvus import schema
@@ -62,6 +62,7 @@ VISIBLE_WAIT = 0.5
 EMPTY_SPARSE = "Growing segment loss raw data"
 """The C++ engine's answer to a query for a sparse vector field of a collection never written."""
 STATS = ("chunks", "ctokens", "docs", "dtokens")
+T = TypeVar("T")
 STATS_TTL = 1.0
 """Seconds a reader keeps the keyword statistics it read (``MilvusCore._stats``)."""
 """The keyword statistics: chunk rows and their tokens, file rows and their tokens."""
@@ -143,8 +144,8 @@ class MilvusCore:
         self._safe_keys = True
         """Whether the keyed tables' primary keys go through ``schema.safe_key``."""
         self._searching: dict[str, tuple[VectorIndex, dict[str, Any]]] = {}
-        self._held_stats: tuple[int, float, dict[str, int]] | None = None
-        """(this handle's writes, when, the statistics) as last read outside a transaction."""
+        self._held: dict[str, tuple[Hashable, int, float, Any]] = {}
+        """What :meth:`_kept` keeps, by slot: (key, this handle's writes, when read, value)."""
         self.bm25: dict[str, bool] = {}
         """Whether the files and chunks tables carry Milvus's BM25 function (the server
         scores keywords) or the sparse vectors noteseek scores itself (``schema.py``)."""
@@ -373,35 +374,34 @@ class MilvusCore:
         found = self._meta_json("stats:" + root, {})
         return {k: int(found.get(k, 0)) for k in STATS}
 
-    def _stats(self) -> dict[str, int]:
-        """The keyword statistics: the sum of every root's row. Outside this handle's own
-        transaction they are read at most every :data:`STATS_TTL` seconds until this handle
-        writes (a search reads them for chunks and for documents; another process's write
-        reaches them within the second, which moves an idf by a hair, as a reader's
-        statistics lag a writer's rows anyway)."""
-        mine = self._depth > 0 and self._owner == threading.get_ident()
+    def _kept(self, slot: str, key: Hashable, read: Callable[[], T]) -> T:
+        """``read()`` for ``key``, kept in ``slot`` (one value each) for :data:`STATS_TTL`
+        seconds until this handle writes; inside this handle's own transaction always read
+        (its writes must show). For the keyword statistics a search reads for chunks and
+        again for documents: another process's write reaches them within the second, which
+        moves an idf by a hair, as a reader's statistics lag a writer's rows anyway."""
+        if self._depth > 0 and self._owner == threading.get_ident():
+            return read()
         now = time.monotonic()
-        held = self._held_stats
-        if not mine and held is not None and held[0] == self._writes and now - held[1] < STATS_TTL:
-            return dict(held[2])
-        total = dict.fromkeys(STATS, 0)
-        for value in self._meta_prefix("stats:").values():
-            found = json.loads(value)
-            for k in STATS:
-                total[k] += int(found.get(k, 0))
-        if not mine:
-            self._held_stats = (self._writes, now, dict(total))
-        return total
+        held = self._held.get(slot)
+        if held is not None and held[:2] == (key, self._writes) and now - held[2] < STATS_TTL:
+            return cast(T, held[3])
+        value = read()
+        self._held[slot] = (key, self._writes, now, value)
+        return value
 
-    def _averages(self, stats: dict[str, int]) -> tuple[float | None, float | None]:
-        """Mean tokens per file and per chunk, which a row's sparse vector is saturated by;
-        None for a table whose BM25 function keeps its own statistics."""
-        avg_file = stats["dtokens"] / stats["docs"] if stats["docs"] else 200.0
-        avg_chunk = stats["ctokens"] / stats["chunks"] if stats["chunks"] else 50.0
-        return (
-            None if self.bm25.get(schema.FILES) else avg_file,
-            None if self.bm25.get(schema.CHUNKS) else avg_chunk,
-        )
+    def _stats(self) -> dict[str, int]:
+        """The keyword statistics: the sum of every root's row (kept: :meth:`_kept`)."""
+
+        def read() -> dict[str, int]:
+            total = dict.fromkeys(STATS, 0)
+            for value in self._meta_prefix("stats:").values():
+                found = json.loads(value)
+                for k in STATS:
+                    total[k] += int(found.get(k, 0))
+            return total
+
+        return dict(self._kept("stats", None, read))
 
     def _put_meta(self, key: str, value: str | None) -> None:
         with self.transaction():

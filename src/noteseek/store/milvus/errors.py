@@ -91,18 +91,22 @@ def milvus_errors() -> tuple[type[BaseException], ...]:
 UNREACHABLE_CODES = ("UNAVAILABLE", "DEADLINE_EXCEEDED", "CANCELLED")
 
 
-def unreachable(exc: BaseException) -> bool:
-    """Whether ``exc`` says the server could not be reached or did not answer in time (as
-    opposed to answering that it will not do what was asked)."""
-    if isinstance(exc, ConnectionError | TimeoutError):
-        return True
+def grpc_code(exc: BaseException) -> str | None:
+    """The gRPC status code name ``exc`` carries (``UNIMPLEMENTED``, ...), or None."""
     code = getattr(exc, "code", None)
     if callable(code):
         try:
             code = code()
         except Exception:  # a code that cannot be read says nothing
-            code = None
-    if getattr(code, "name", None) in UNREACHABLE_CODES:
+            return None
+    name = getattr(code, "name", None)
+    return name if isinstance(name, str) else None
+
+
+def unreachable(exc: BaseException) -> bool:
+    """Whether ``exc`` says the server could not be reached or did not answer in time (as
+    opposed to answering that it will not do what was asked)."""
+    if isinstance(exc, ConnectionError | TimeoutError) or grpc_code(exc) in UNREACHABLE_CODES:
         return True
     low = str(exc).lower()
     return "unavailable" in low or "deadline" in low or "connect" in low

@@ -20,7 +20,6 @@ the SQLite backend's FTS5 tables match them (``matching.py``) and scored with FT
 
 from __future__ import annotations
 
-import threading
 import time
 from collections import Counter
 from collections.abc import Sequence
@@ -30,7 +29,7 @@ from noteseek.store import bm25
 from noteseek.store.base import MatchMode
 from noteseek.store.milvus import matching, schema
 from noteseek.store.milvus.chunks import MilvusChunks
-from noteseek.store.milvus.core import STATS_TTL, lit
+from noteseek.store.milvus.core import lit
 from noteseek.store.milvus.errors import milvus_errors
 from noteseek.types import Clause, Filters, KeywordQuery
 
@@ -53,10 +52,6 @@ class MilvusKeywordIndex(MilvusChunks):
     vectors and the ``terms`` statistics."""
 
     _common: dict[tuple[Any, ...], bool] | None = None
-    _held_terms: tuple[frozenset[str], int, float, tuple[dict[str, int], dict[str, int]]] | None = (
-        None
-    )
-    """The last :meth:`_frequencies` read: (terms, this handle's writes, when, counts)."""
 
     @property
     def scores_every_match(self) -> bool:
@@ -67,22 +62,17 @@ class MilvusKeywordIndex(MilvusChunks):
     def _frequencies(self, terms: frozenset[str]) -> tuple[dict[str, int], dict[str, int]]:
         """(chunks, documents) holding each of ``terms``, summed over the roots' rows; read
         once for both (a search asks for chunks, then for documents) and kept as the
-        statistics are (``MilvusCore._stats``)."""
-        mine = self._depth > 0 and self._owner == threading.get_ident()
-        now = time.monotonic()
-        held = self._held_terms
-        fresh = held is not None and now - held[2] < STATS_TTL
-        if not mine and held is not None and fresh and held[:2] == (terms, self._writes):
-            return held[3]
-        chunks: Counter[str] = Counter()
-        docs: Counter[str] = Counter()
-        for r in self._query_in(schema.TERMS, "term", terms, ["term", "cdf", "ddf"]):
-            chunks[str(r["term"])] += int(r["cdf"])  # one row per root: summed
-            docs[str(r["term"])] += int(r["ddf"])
-        found = (dict(chunks), dict(docs))
-        if not mine:
-            self._held_terms = (terms, self._writes, now, found)
-        return found
+        statistics are (``MilvusCore._kept``)."""
+
+        def read() -> tuple[dict[str, int], dict[str, int]]:
+            chunks: Counter[str] = Counter()
+            docs: Counter[str] = Counter()
+            for r in self._query_in(schema.TERMS, "term", terms, ["term", "cdf", "ddf"]):
+                chunks[str(r["term"])] += int(r["cdf"])  # one row per root: summed
+                docs[str(r["term"])] += int(r["ddf"])
+            return dict(chunks), dict(docs)
+
+        return self._kept("terms", terms, read)
 
     def _term_counts(
         self, plan: matching.Plan, doc: bool

@@ -145,6 +145,17 @@ def chunk_rows(
     return out
 
 
+def averages(stats: dict[str, int], bm25: dict[str, bool]) -> tuple[float | None, float | None]:
+    """Mean tokens per file and per chunk, which a row's sparse vector is saturated by; None
+    for a table whose BM25 function keeps its own statistics (``bm25``: by table)."""
+    avg_file = stats["dtokens"] / stats["docs"] if stats["docs"] else 200.0
+    avg_chunk = stats["ctokens"] / stats["chunks"] if stats["chunks"] else 50.0
+    return (
+        None if bm25.get(schema.FILES) else avg_file,
+        None if bm25.get(schema.CHUNKS) else avg_chunk,
+    )
+
+
 def keyword_value(tokens: matching.Fields, avgdl: float | None) -> dict[str, Any]:
     """What a row's keyword search reads: the text Milvus's BM25 function scores (``avgdl``
     None), or the sparse vector of saturated weighted frequencies noteseek scores."""

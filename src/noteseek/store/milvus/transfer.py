@@ -74,7 +74,7 @@ class MilvusTransfer(MilvusGraph, MilvusVectors):
         with self.transaction():
             roots = self._roots()
             stats = self._stats()
-            avg_file, avg_chunk = self._averages(stats)
+            avg_file, avg_chunk = rows.averages(stats, self.bm25)
             top = 0
             for item in files:
                 prepared, fid = item.prepared, item.file_id
